@@ -1,0 +1,48 @@
+# rdx entry points. Every target installs what it needs (apt, go modules) and caches expensive artifacts under
+# $(RDX_CACHE) (default ~/.cache/rdx), keyed by version.
+SHELL := /bin/bash
+export RDX_CACHE ?= $(HOME)/.cache/rdx
+ENGINE_BUILD ?= engine/build
+.DEFAULT_GOAL := help
+
+help: ## list targets
+	@grep -hE '^[a-z][a-zA-Z0-9_-]*:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+##@ engine (C++)
+deps-engine: ## install the engine's Debian build dependencies
+	bash engine/tools/install-deps.sh
+engine: deps-engine ## build rdxd, rdx-bench, libraries and tests (-Wall -Wextra -Werror)
+	bash engine/tools/build.sh release
+test-engine: engine ## gtest suite + multi-process integration tests + sanitizer builds
+	bash engine/tools/test.sh
+bench-engine: engine ## Google Benchmark microbenchmarks, reported as ratios
+	bash engine/tools/bench.sh
+
+##@ operator (Go)
+manifests: ## regenerate CRDs into crds/ with controller-gen
+	$(MAKE) -C operator manifests
+generate: ## regenerate deepcopy code
+	$(MAKE) -C operator generate
+operator: ## build the operator manager
+	$(MAKE) -C operator build
+test-operator: ## operator tests on envtest (real kube-apiserver + etcd)
+	$(MAKE) -C operator test
+
+##@ cluster, images, e2e
+cluster-up: ## bring up the offline single-node Kubernetes cluster (or use $$KUBECONFIG if reachable)
+	bash hack/cluster.sh up
+down: ## tear down the local cluster and everything it changed on the host
+	bash hack/cluster.sh down
+images: ## build the engine and operator images offline and load them into the local cluster
+	bash hack/images.sh
+demo: ## end-to-end demo: cluster, operator via Helm, a TxCluster, a short benchmark
+	bash hack/demo.sh
+test-e2e: ## e2e suite against the cluster in KUBECONFIG (brings the local one up if needed)
+	bash hack/e2e.sh
+test-softroce: ## engine and a TxCluster on real verbs on soft-RoCE inside a qemu VM
+	bash hack/softroce/run.sh
+
+##@ all
+test: test-engine test-operator test-softroce test-e2e ## every test tier (what CI runs)
+
+.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator test-operator cluster-up down images demo test-e2e test-softroce test
