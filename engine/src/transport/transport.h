@@ -100,6 +100,9 @@ class Endpoint {
   virtual size_t max_packet() const = 0;
 
   // One-sided. Completions carry `cookie`. write() with signaled=false completes silently unless it fails.
+  // A RemotePtr outside the peer's registered regions (unknown region, out of bounds, misaligned atomic) completes
+  // with status kInvalidArgument and the connection stays usable. A non-OK Status return means nothing was queued
+  // (connection not up, length over the backend's limit).
   virtual Status read(ConnId conn, RemotePtr src, void* dst, uint32_t len, uint64_t cookie) = 0;
   virtual Status write(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint64_t cookie, bool signaled) = 0;
   virtual Status write_imm(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint32_t imm, uint64_t cookie) = 0;

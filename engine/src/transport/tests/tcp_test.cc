@@ -1,0 +1,175 @@
+// The tcp backend: the shared conformance suite plus tcp-specific checks of hostile input on the wire.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "common/memory.h"
+#include "common/net.h"
+#include "transport/tcp/wire.h"
+#include "transport/tests/conformance.h"
+
+namespace rdx::transport::testing {
+namespace {
+
+BackendParam tcp_param() {
+  BackendParam p;
+  p.name = "tcp";
+  p.config = [](NodeId node, uint16_t workers) {
+    TransportConfig c;
+    c.kind = "tcp";
+    c.node = node;
+    c.listen_host = "127.0.0.1";
+    c.listen_port = 0;
+    c.workers = workers;
+    c.hugepages = false;
+    return c;
+  };
+  p.unavailable_reason = [] { return std::string(); };
+  p.peer_addr = [](NodeId node, uint16_t port) { return PeerAddr{node, "127.0.0.1", port, ""}; };
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tcp, TransportConformance, ::testing::Values(tcp_param()), param_name);
+
+// A raw client that completes the handshake and then misbehaves.
+struct RawPeer {
+  net::UniqueFd fd;
+  explicit RawPeer(uint16_t port, uint32_t epoch = 1) {
+    auto c = net::connect_tcp_nonblocking("127.0.0.1", port);
+    EXPECT_TRUE(c.is_ok());
+    fd = std::move(c.value());
+    tcp::Hello h{tcp::kMagic, tcp::kWireVersion, 9, epoch, 0, 0, 4096, 0};
+    EXPECT_TRUE(net::write_full(fd.get(), &h, sizeof(h), 2000).is_ok());
+    tcp::Hello reply{};
+    EXPECT_TRUE(net::read_full(fd.get(), &reply, sizeof(reply), 2000).is_ok());
+    EXPECT_EQ(reply.status, 0u);
+  }
+  void send_frame(tcp::FrameType type, uint32_t declared_len, const void* body, size_t body_len) {
+    tcp::FrameHeader h{declared_len, static_cast<uint8_t>(type), 0, 0, 0, 1, 0, 0};
+    ASSERT_TRUE(net::write_full(fd.get(), &h, sizeof(h), 2000).is_ok());
+    if (body_len > 0) {
+      ASSERT_TRUE(net::write_full(fd.get(), body, body_len, 2000).is_ok());
+    }
+  }
+  bool closed_by_peer(int timeout_ms) {
+    char c;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < until) {
+      ssize_t r = ::recv(fd.get(), &c, 1, MSG_DONTWAIT);
+      if (r == 0) return true;
+      if (r < 0 && errno != EAGAIN) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+};
+
+struct Server {
+  std::unique_ptr<Transport> t;
+  std::unique_ptr<Endpoint> ep;
+  MemoryBlock region;
+  Server() {
+    t = make_transport(tcp_param().config(1, 1)).value();
+    region = std::move(MemoryBlock::allocate(4096, false).value());
+    EXPECT_TRUE(t->register_region(1, region.data(), region.size()).is_ok());
+    ep = t->create_endpoint(0).value();
+  }
+  // Polls until `n` completions of `kind` were seen or the deadline passes.
+  int poll_for(CompletionKind kind, int n, int timeout_ms = 3000) {
+    Completion cs[16];
+    int seen = 0;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (seen < n && std::chrono::steady_clock::now() < until) {
+      size_t got = ep->poll(cs);
+      for (size_t i = 0; i < got; ++i) seen += cs[i].kind == kind;
+    }
+    return seen;
+  }
+};
+
+TEST(TcpWire, OversizedFrameIsRejectedAndCounted) {
+  Server s;
+  RawPeer p(s.t->listen_port());
+  ASSERT_EQ(s.poll_for(CompletionKind::kConnUp, 1), 1);
+  p.send_frame(tcp::FrameType::kPacket, 1u << 30, nullptr, 0);  // declares 1 GiB
+  EXPECT_EQ(s.poll_for(CompletionKind::kConnDown, 1), 1);
+  EXPECT_EQ(s.ep->stats().rejected_messages, 1u);
+  EXPECT_TRUE(p.closed_by_peer(2000));
+}
+
+TEST(TcpWire, TruncatedFrameClosesConnectionWithoutDelivery) {
+  Server s;
+  RawPeer p(s.t->listen_port());
+  ASSERT_EQ(s.poll_for(CompletionKind::kConnUp, 1), 1);
+  char half[10] = {};
+  p.send_frame(tcp::FrameType::kPacket, 100, half, sizeof(half));  // promises 100 bytes, sends 10, then closes
+  p.fd.reset();
+  Completion cs[16];
+  int recv = 0, down = 0;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (down == 0 && std::chrono::steady_clock::now() < until) {
+    size_t n = s.ep->poll(cs);
+    for (size_t i = 0; i < n; ++i) {
+      recv += cs[i].kind == CompletionKind::kRecv;
+      down += cs[i].kind == CompletionKind::kConnDown;
+    }
+  }
+  EXPECT_EQ(down, 1);
+  EXPECT_EQ(recv, 0);
+}
+
+TEST(TcpWire, UnknownFrameTypeAndGarbageAreRejected) {
+  Server s;
+  RawPeer p(s.t->listen_port());
+  ASSERT_EQ(s.poll_for(CompletionKind::kConnUp, 1), 1);
+  p.send_frame(static_cast<tcp::FrameType>(77), 0, nullptr, 0);
+  EXPECT_EQ(s.poll_for(CompletionKind::kConnDown, 1), 1);
+  EXPECT_GE(s.ep->stats().rejected_messages, 1u);
+
+  // Garbage instead of a handshake: refused by the listener, never reaches the endpoint.
+  auto c = net::connect_tcp_nonblocking("127.0.0.1", s.t->listen_port()).value();
+  char junk[64];
+  std::memset(junk, 0xEE, sizeof(junk));
+  ASSERT_TRUE(net::write_full(c.get(), junk, sizeof(junk), 2000).is_ok());
+  EXPECT_EQ(s.poll_for(CompletionKind::kConnUp, 1, 500), 0);
+}
+
+TEST(TcpWire, ShortOneSidedRequestIsRejected) {
+  Server s;
+  RawPeer p(s.t->listen_port());
+  ASSERT_EQ(s.poll_for(CompletionKind::kConnUp, 1), 1);
+  char small[4] = {};
+  p.send_frame(tcp::FrameType::kReadReq, sizeof(small), small, sizeof(small));  // RemoteOp needs 32 bytes
+  EXPECT_EQ(s.poll_for(CompletionKind::kConnDown, 1), 1);
+}
+
+TEST(TcpTransport, RejectsUnknownKindAndBadConfig) {
+  TransportConfig c = tcp_param().config(1, 1);
+  c.kind = "carrier-pigeon";
+  auto t = make_transport(c);
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("carrier-pigeon"), std::string::npos);
+  c = tcp_param().config(1, 0);
+  EXPECT_FALSE(make_transport(c).is_ok());
+  c = tcp_param().config(1, 1);
+  c.listen_host = "256.1.1.1";
+  EXPECT_FALSE(make_transport(c).is_ok());
+}
+
+TEST(TcpTransport, RegionsAreSealedOnceEndpointsExist) {
+  auto t = make_transport(tcp_param().config(1, 1)).value();
+  auto mem = MemoryBlock::allocate(4096, false).value();
+  ASSERT_TRUE(t->register_region(1, mem.data(), mem.size()).is_ok());
+  EXPECT_EQ(t->register_region(1, mem.data(), mem.size()).code(), Code::kAlreadyExists);
+  auto ep = t->create_endpoint(0).value();
+  EXPECT_EQ(t->register_region(2, mem.data(), mem.size()).code(), Code::kUnsupported);
+}
+
+}  // namespace
+}  // namespace rdx::transport::testing
