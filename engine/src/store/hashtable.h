@@ -5,6 +5,7 @@
 // before executing it, deletes that free slots and memory, and growth that never stops readers.
 //
 // Threads: any number of threads use the table at once, each through its own Session (epoch-based reclamation).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -122,12 +123,17 @@ class HashTable {
 
   RecordRef find(Session& s, std::string_view key);
 
+  // Doubles the index now (e.g. before a bulk load; tests use it to force resizes under load). Readers and writers
+  // keep running. False if the arena cannot hold the larger index.
+  bool grow(Session& s);
+
   TableStats stats() const;
   size_t size() const;
 
   // Validation of a record image fetched by a one-sided READ of RecordRef::length() bytes at arena_offset():
   // returns kOk and the value/version if the image is consistent (not torn, not mid-write); kBusy if torn or being
-  // written (retry); kInvalidArgument if the bytes are not a record.
+  // written (retry); kNotFound if the record was deleted or its block now holds another key or size (look the key
+  // up again); kInvalidArgument if the bytes are not a record. Layout: store/record.h.
   static Status decode_remote_record(std::span<const std::byte> image, std::string_view expected_key,
                                      std::string* value_out, uint64_t* version_out);
 
