@@ -17,5 +17,5 @@ case $flavor in
   fuzz)    args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRDX_FUZZ=ON) ;;
   *) echo "unknown flavor $flavor (release|debug|asan|tsan|fuzz)" >&2; exit 2 ;;
 esac
-[ -f "$build/build.ninja" ] || cmake "${args[@]}" >/dev/null
+cmake "${args[@]}" >/dev/null
 ninja -C "$build" -j "${RDX_JOBS:-2}" "$@"
