@@ -10,6 +10,7 @@
 #include <exception>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace rdx::rpc {
 
@@ -102,6 +103,42 @@ inline Detached run_detached(Task<void> t) { co_await std::move(t); }
 
 // Starts `t` now (it runs until its first suspension) and lets it finish on its own.
 inline void spawn(Task<void> t) { detail::run_detached(std::move(t)); }
+
+// co_await when_all(std::move(tasks)): runs every task concurrently (each until its first suspension, in order) and
+// resumes the caller when all have finished, with their results in order.
+template <typename T>
+class WhenAll {
+ public:
+  explicit WhenAll(std::vector<Task<T>> tasks) : tasks_(std::move(tasks)), results_(tasks_.size()) {}
+  bool await_ready() const noexcept { return tasks_.empty(); }
+  bool await_suspend(std::coroutine_handle<> h) {
+    parent_ = h;
+    remaining_ = tasks_.size() + 1;  // +1 until every child has started, so none resumes us too early
+    for (size_t i = 0; i < tasks_.size(); ++i) run_child(this, i);
+    return --remaining_ != 0;  // all finished synchronously: do not suspend
+  }
+  std::vector<T> await_resume() {
+    std::vector<T> out;
+    out.reserve(results_.size());
+    for (auto& r : results_) out.push_back(std::move(*r));
+    return out;
+  }
+
+ private:
+  static detail::Detached run_child(WhenAll* self, size_t i) {
+    self->results_[i].emplace(co_await std::move(self->tasks_[i]));
+    if (--self->remaining_ == 0) self->parent_.resume();
+  }
+  std::vector<Task<T>> tasks_;
+  std::vector<std::optional<T>> results_;
+  std::coroutine_handle<> parent_;
+  size_t remaining_ = 0;
+};
+
+template <typename T>
+WhenAll<T> when_all(std::vector<Task<T>> tasks) {
+  return WhenAll<T>(std::move(tasks));
+}
 
 // Per-worker queue of coroutines ready to continue.
 class Scheduler {

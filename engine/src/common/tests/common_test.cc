@@ -49,3 +49,36 @@ TEST(AtomicCopy, CopiesUnalignedEdges) {
 }
 
 }  // namespace rdx
+
+#include "common/histogram.h"
+
+namespace rdx {
+
+TEST(Histogram, QuantilesWithinBucketPrecision) {
+  Histogram h;
+  for (uint64_t v = 1; v <= 100000; ++v) h.record(v);
+  EXPECT_EQ(h.count(), 100000u);
+  auto near = [](uint64_t got, double want) { return std::abs(static_cast<double>(got) - want) <= want * 0.02 + 1; };
+  EXPECT_TRUE(near(h.quantile(0.5), 50000)) << h.quantile(0.5);
+  EXPECT_TRUE(near(h.quantile(0.99), 99000)) << h.quantile(0.99);
+  EXPECT_TRUE(near(h.quantile(0.999), 99900)) << h.quantile(0.999);
+  EXPECT_EQ(h.quantile(1.0), 100000u);
+  EXPECT_EQ(h.min(), 1u);
+  Histogram other;
+  other.record(5'000'000'000ull);
+  h.merge(other);
+  EXPECT_EQ(h.max(), 5'000'000'000ull);
+  EXPECT_EQ(h.count(), 100001u);
+  for (int i = 0; i < Histogram::kBuckets - 1; ++i)
+    ASSERT_LT(Histogram::upper_bound(i), Histogram::upper_bound(i + 1));
+  for (uint64_t v : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 123456789ull, ~0ull}) {
+    int i = Histogram::index(v);
+    ASSERT_LT(i, Histogram::kBuckets);
+    ASSERT_GE(Histogram::upper_bound(i), v);
+    if (i > 0) {
+      ASSERT_LT(Histogram::upper_bound(i - 1), v);
+    }
+  }
+}
+
+}  // namespace rdx

@@ -282,3 +282,39 @@ TEST(Rpc, OneSidedAwaitablesAndOversizedMessages) {
 
 }  // namespace
 }  // namespace rdx::rpc
+
+namespace rdx::rpc {
+namespace {
+
+Task<int> immediate(int v) { co_return v; }
+Task<int> after_yield(Scheduler& s, int v) {
+  co_await s.yield();
+  co_return v * 10;
+}
+
+TEST(Tasks, WhenAllCollectsResultsInOrderWhetherSyncOrAsync) {
+  Scheduler s;
+  std::vector<int> got;
+  bool done = false;
+  spawn([](Scheduler& sc, std::vector<int>& out, bool& d) -> Task<void> {
+    std::vector<Task<int>> ts;
+    ts.push_back(immediate(1));
+    ts.push_back(after_yield(sc, 2));
+    ts.push_back(immediate(3));
+    ts.push_back(after_yield(sc, 4));
+    out = co_await when_all(std::move(ts));
+    std::vector<Task<int>> sync_only;
+    sync_only.push_back(immediate(5));
+    auto more = co_await when_all(std::move(sync_only));
+    out.push_back(more[0]);
+    auto none = co_await when_all(std::vector<Task<int>>{});
+    out.push_back(static_cast<int>(none.size()));
+    d = true;
+  }(s, got, done));
+  for (int i = 0; i < 10 && !done; ++i) s.run_ready();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(got, (std::vector<int>{1, 20, 3, 40, 5, 0}));
+}
+
+}  // namespace
+}  // namespace rdx::rpc
