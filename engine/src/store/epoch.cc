@@ -19,7 +19,9 @@ void EpochManager::detach(EpochSlot* slot) {
 }
 
 uint64_t EpochManager::advance_and_min_pinned() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Orders this thread's earlier unlinks before the scan below (the other half of pin()'s barrier): a reader whose
+  // pin the scan misses is guaranteed to see the unlinks. An RMW rather than a fence so TSan can model it too.
+  barrier_.fetch_add(1, std::memory_order_seq_cst);
   const uint64_t current = global_.load(std::memory_order_seq_cst);
   uint64_t min_pinned = std::numeric_limits<uint64_t>::max();
   {

@@ -36,16 +36,25 @@ class EpochManager {
   // Detaches a slot; what it retired and could not free yet moves to a shared list that later collections drain.
   void detach(EpochSlot* slot);
 
+  // Pins the current epoch. The exchange (a seq_cst read-modify-write, a full barrier) publishes the pin before any
+  // later load of the index; re-reading the global epoch afterwards guarantees that, while this slot stays pinned
+  // at e, the global epoch is at most e + 1 (an advance needs every pinned slot to have reached the current epoch).
   void pin(EpochSlot& slot) {
-    slot.pinned.store(global_.load(std::memory_order_seq_cst), std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    uint64_t e = global_.load(std::memory_order_seq_cst);
+    for (;;) {
+      slot.pinned.exchange(e, std::memory_order_seq_cst);
+      const uint64_t now = global_.load(std::memory_order_seq_cst);
+      if (now == e) return;
+      e = now;
+    }
   }
   void unpin(EpochSlot& slot) { slot.pinned.store(0, std::memory_order_release); }
 
-  // Call after the item is unreachable for new readers.
+  // Call while pinned, after the item became unreachable for new readers. Any reader that could still reach it pinned
+  // an epoch <= the global epoch at the unlink <= this slot's pin + 1, so that bound is the item's tag (no fence or
+  // shared write needed on this path).
   void retire(EpochSlot& slot, Retired item) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    item.epoch = global_.load(std::memory_order_seq_cst);
+    item.epoch = slot.pinned.load(std::memory_order_relaxed) + 1;
     slot.retired.push_back(item);
   }
 
@@ -97,6 +106,7 @@ class EpochManager {
   uint64_t advance_and_min_pinned();
 
   std::atomic<uint64_t> global_{1};
+  std::atomic<uint64_t> barrier_{0};  // target of the collector's full-barrier read-modify-write
   std::mutex mu_;  // slots_ and orphans_
   std::vector<EpochSlot*> slots_;
   std::vector<Retired> orphans_;
