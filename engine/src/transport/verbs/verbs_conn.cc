@@ -290,8 +290,9 @@ void VerbsEndpoint::fail(ConnId id, Code code, const std::string& why) {
   const bool in_setup = c.state == State::kResolving || c.state == State::kConnecting || c.state == State::kAccepting;
   const bool was_up = c.state == State::kUp;
   if (in_setup) --connecting_;
-  (was_up ? spdlog::info : spdlog::warn)("verbs: endpoint w{} conn {} (node {} worker {}) down: {} ({})", worker_, id,
-                                        c.peer_node, c.peer_worker, why, code_name(code));
+  spdlog::log(was_up || why == "closed locally" ? spdlog::level::info : spdlog::level::warn,
+              "verbs: endpoint w{} conn {} (node {} worker {}) down: {} ({})", worker_, id, c.peer_node, c.peer_worker,
+              why, code_name(code));
   for (uint64_t s = c.done; s < c.posted; ++s) retire(c, id, s, Code::kUnavailable, true);
   c.done = c.posted;
   for (Op& op : c.backlog) {

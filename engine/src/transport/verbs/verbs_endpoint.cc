@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -89,6 +90,10 @@ Status VerbsEndpoint::init() {
   sa.attr.max_sge = 1;
   srq_ = ibv_create_srq(dev_.pd, &sa);
   if (srq_ == nullptr) return error(Code::kInternal, "ibv_create_srq: {}", strerror(errno));
+  wrs_.resize(kSqDepth);
+  sges_.resize(kSqDepth);
+  recv_wrs_.resize(kSrqDepth);
+  recv_sges_.resize(kSrqDepth);
   for (uint32_t i = 0; i < kSrqDepth; ++i) repost_.push_back(i);
   repost_recvs();
 
@@ -102,10 +107,6 @@ Status VerbsEndpoint::init() {
   }
   for (int32_t i = kSendBuffers - 1; i >= 0; --i) free_send_.push_back(i);
   for (int32_t i = kAtomicSlots - 1; i >= 0; --i) free_atomic_.push_back(i);
-  wrs_.resize(kSqDepth);
-  sges_.resize(kSqDepth);
-  recv_wrs_.resize(kSrqDepth);
-  recv_sges_.resize(kSrqDepth);
   spdlog::debug("verbs: endpoint w{} on {}: {} KiB registered ({} pages)", worker_, dev_.name, block_.size() >> 10,
                 block_.huge() ? "2 MB" : "4 KB");
   return Status::ok();
@@ -183,7 +184,9 @@ Status VerbsEndpoint::issue(ConnId id, Op op, RemotePtr target) {
     if (op.atomic_slot >= 0) free_atomic_.push_back(op.atomic_slot);
     return error(Code::kUnavailable, "connection {} is not up", id);
   }
-  Status st = check_local(reinterpret_cast<const void*>(op.local), op.len, &op.lkey);
+  // Internal atomic result slots live in the endpoint's registered block, outside scratch().
+  Status st = op.atomic_slot >= 0 ? (op.lkey = mr_->lkey, Status::ok())
+                                  : check_local(reinterpret_cast<const void*>(op.local), op.len, &op.lkey);
   if (st.is_ok() && is_atomic(op.opcode) && op.local % 8 != 0)
     st = error(Code::kInvalidArgument, "atomic result pointer {:#x} is not 8-byte aligned", op.local);
   if (st.is_ok() && is_atomic(op.opcode) && !dev_.atomics)
@@ -527,6 +530,14 @@ void VerbsEndpoint::repost_recvs() {
   repost_.clear();
 }
 
+bool VerbsEndpoint::cm_check_due() {
+  if (++polls_ % kCmCheckInterval != 0) return false;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_cm_check_ < kCmCheckPeriod) return false;
+  last_cm_check_ = now;
+  return true;
+}
+
 void VerbsEndpoint::arm() {
   if (ibv_req_notify_cq(cq_, 0) == 0) armed_ = true;
 }
@@ -549,7 +560,9 @@ size_t VerbsEndpoint::poll(std::span<Completion> out) {
     }
   }
   if (slot_.pending.load(std::memory_order_acquire)) adopt_incoming();
-  if (blocking || connecting_ > 0 || ++polls_ % kCmCheckInterval == 0) process_cm_events();
+  // The rdma_cm channel costs a syscall per look: busy pollers look about once a millisecond (clock read every
+  // kCmCheckInterval polls), connection setup and blocking callers every time.
+  if (blocking || connecting_ > 0 || cm_check_due()) process_cm_events();
   poll_cq(out.size());
   // Send queues freed by these completions take the rest of their flushed backlog.
   for (ConnId id : dirty_) {

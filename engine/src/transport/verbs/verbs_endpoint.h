@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <unordered_map>
@@ -37,7 +38,8 @@ class VerbsEndpoint final : public Endpoint {
   static constexpr uint32_t kSendBuffers = 256;    // packet buffers per endpoint
   static constexpr uint32_t kAtomicSlots = 1024;   // internal CAS/FAA results (callers that pass result=nullptr)
   static constexpr size_t kMaxBacklog = 1u << 16;  // operations queued per connection beyond the send queue
-  static constexpr uint32_t kCmCheckInterval = 64; // poll()s between checks of the rdma_cm channel when idle
+  static constexpr uint32_t kCmCheckInterval = 256;  // poll()s between clock reads for the rdma_cm check
+  static constexpr std::chrono::microseconds kCmCheckPeriod{1000};  // rdma_cm channel look when busy polling
 
   static Result<std::unique_ptr<Endpoint>> create(VerbsTransport& t, uint16_t worker);
   ~VerbsEndpoint() override;
@@ -128,6 +130,7 @@ class VerbsEndpoint final : public Endpoint {
   void maybe_up(ConnId id);
   void fail(ConnId id, Code code, const std::string& why);
   void destroy_buried();
+  bool cm_check_due();
 
   // Data path (verbs_endpoint.cc).
   Status check_local(const void* p, size_t len, uint32_t* lkey) const;
@@ -179,6 +182,7 @@ class VerbsEndpoint final : public Endpoint {
   size_t live_qps_ = 0;
   size_t connecting_ = 0;             // connections in setup: the CM channel is checked on every poll()
   uint32_t polls_ = 0;
+  std::chrono::steady_clock::time_point last_cm_check_{};
 
   std::vector<int32_t> free_send_;
   std::vector<int32_t> free_atomic_;

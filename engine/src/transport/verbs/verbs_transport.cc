@@ -15,10 +15,10 @@
 #include "transport/verbs/verbs_endpoint.h"
 #include "transport/verbs/verbs_transport_impl.h"
 
-namespace rdx::transport {
+namespace rdx::transport::verbs {
 
 bool verbs_devices_present(std::string* why_not) {
-  auto port = verbs::first_usable_port(why_not);
+  auto port = first_usable_port(why_not);
   if (!port) return false;
   int num = 0;
   ibv_device** list = ibv_get_device_list(&num);
@@ -43,14 +43,10 @@ bool verbs_devices_present(std::string* why_not) {
 }
 
 Result<std::unique_ptr<Transport>> make_verbs_transport(const TransportConfig& cfg) {
-  auto t = verbs::VerbsTransport::create(cfg);
+  auto t = VerbsTransport::create(cfg);
   if (!t) return t.status();
   return std::unique_ptr<Transport>(std::move(t.value()));
 }
-
-}  // namespace rdx::transport
-
-namespace rdx::transport::verbs {
 
 namespace {
 constexpr int kListenBacklog = 128;

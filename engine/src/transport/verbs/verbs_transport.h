@@ -6,7 +6,7 @@
 
 #include "transport/transport.h"
 
-namespace rdx::transport {
+namespace rdx::transport::verbs {
 
 // kUnavailable when no usable RDMA device/address is found (with the reason), kInvalidArgument on a bad config.
 Result<std::unique_ptr<Transport>> make_verbs_transport(const TransportConfig& cfg);
@@ -15,4 +15,4 @@ Result<std::unique_ptr<Transport>> make_verbs_transport(const TransportConfig& c
 // uverbs/rdma_cm character devices are accessible. Otherwise `why_not` (if given) says what is missing.
 bool verbs_devices_present(std::string* why_not);
 
-}  // namespace rdx::transport
+}  // namespace rdx::transport::verbs

@@ -1,0 +1,278 @@
+// verbs_lat: latency of one-sided READ, WRITE and CAS through the rdx verbs backend, measured the way perftest's
+// ib_read_lat / ib_write_lat / ib_atomic_lat measure them, so the two can be compared on the same device:
+//   read, cas: one operation in flight, post + flush + poll until its completion, per-iteration time;
+//   write:     ping-pong of unsignaled WRITEs, each side spinning on its memory; reports half the round trip.
+// Two transports in one process (client node 1, server node 2) on the same RDMA address. Prints one line per op
+// with the median of the per-run medians (emulated RDMA is noisy) and writes JSON with --json.
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/memory.h"
+#include "transport/verbs/tests/verbs_env.h"
+#include "transport/verbs/verbs_transport.h"
+
+namespace rdx::transport::verbs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::vector<std::string> ops = {"read", "write", "cas"};
+  int iters = 1000;
+  int runs = 5;
+  int warmup = 50;
+  uint32_t size = 8;
+  std::string json;
+};
+
+[[noreturn]] void usage(const char* msg) {
+  std::fprintf(stderr,
+               "verbs_lat: %s\nusage: verbs_lat [--ops read,write,cas] [--iters N] [--runs R] [--size BYTES] "
+               "[--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
+               msg);
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
+      return argv[++i];
+    };
+    auto number = [&](int lo, int hi) {
+      std::string v = next();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || n < lo || n > hi)
+        usage((a + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]").c_str());
+      return static_cast<int>(n);
+    };
+    if (a == "--ops") {
+      o.ops.clear();
+      std::string v = next();
+      for (size_t s = 0; s <= v.size();) {
+        size_t e = v.find(',', s);
+        if (e == std::string::npos) e = v.size();
+        std::string op = v.substr(s, e - s);
+        if (op != "read" && op != "write" && op != "cas") usage(("unknown op '" + op + "'").c_str());
+        o.ops.push_back(op);
+        s = e + 1;
+      }
+    } else if (a == "--iters") {
+      o.iters = number(1, 10'000'000);
+    } else if (a == "--runs") {
+      o.runs = number(1, 1000);
+    } else if (a == "--warmup") {
+      o.warmup = number(0, 1'000'000);
+    } else if (a == "--size") {
+      o.size = static_cast<uint32_t>(number(8, 1 << 20));
+    } else if (a == "--json") {
+      o.json = next();
+    } else {
+      usage(("unknown argument " + a).c_str());
+    }
+  }
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Side {
+  std::unique_ptr<Transport> t;
+  MemoryBlock region;
+  std::unique_ptr<Endpoint> ep;
+  ConnId conn = 0;
+};
+
+Side make_side(NodeId node) {
+  Side s;
+  TransportConfig cfg = verbs_test_config(node, 1);
+  auto t = make_verbs_transport(cfg);
+  if (!t) {
+    std::fprintf(stderr, "verbs_lat: %s\n", t.status().to_string().c_str());
+    std::exit(1);
+  }
+  s.t = std::move(t.value());
+  s.region = std::move(MemoryBlock::allocate(1 << 20, true).value());
+  if (!s.t->register_region(1, s.region.data(), s.region.size()).is_ok()) std::exit(1);
+  s.ep = std::move(s.t->create_endpoint(0).value());
+  return s;
+}
+
+// Waits (polling) for a completion of `kind` on `ep`; returns it. Exits on connection loss or a 30 s stall.
+Completion wait_kind(Endpoint& ep, CompletionKind kind) {
+  Completion cs[16];
+  auto until = Clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    size_t n = ep.poll(cs);
+    for (size_t i = 0; i < n; ++i) {
+      if (cs[i].kind == kind) return cs[i];
+      if (cs[i].kind == CompletionKind::kConnDown) {
+        std::fprintf(stderr, "verbs_lat: connection lost\n");
+        std::exit(1);
+      }
+    }
+    if (Clock::now() > until) {
+      std::fprintf(stderr, "verbs_lat: no completion within 30 s\n");
+      std::exit(1);
+    }
+  }
+}
+
+// Per-iteration latencies in microseconds for one run of `op`.
+std::vector<double> run_once(const std::string& op, Side& cli, Side& srv, const Options& o,
+                             std::atomic<uint64_t>& round) {
+  Endpoint& ep = *cli.ep;
+  std::byte* local = ep.scratch().data();
+  std::vector<double> lat;
+  lat.reserve(o.iters);
+  const int total = o.warmup + o.iters;
+  if (op == "write") {
+    // Ping-pong: client writes n into the server's word; the server thread answers by writing n into ours.
+    auto* mine = reinterpret_cast<volatile uint64_t*>(cli.region.data());
+    auto* src = reinterpret_cast<uint64_t*>(local);
+    for (int i = 0; i < total; ++i) {
+      uint64_t n = round.fetch_add(1) + 1;
+      *src = n;
+      auto t0 = Clock::now();
+      if (!ep.write(cli.conn, {2, 1, 0}, src, o.size, 0, false).is_ok()) std::exit(1);
+      ep.flush();
+      Completion cs[4];
+      while (*mine != n) ep.poll(cs);
+      if (i >= o.warmup) lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
+    }
+    return lat;
+  }
+  auto* result = reinterpret_cast<uint64_t*>(local + 64);
+  for (int i = 0; i < total; ++i) {
+    auto t0 = Clock::now();
+    Status st = op == "read" ? ep.read(cli.conn, {2, 1, 4096}, local + 128, o.size, i)
+                             : ep.cas(cli.conn, {2, 1, 4096}, uint64_t(i), uint64_t(i) + 1, result, i);
+    if (!st.is_ok()) std::exit(1);
+    ep.flush();
+    Completion c = wait_kind(ep, op == "read" ? CompletionKind::kRead : CompletionKind::kCas);
+    if (c.status != Code::kOk) {
+      std::fprintf(stderr, "verbs_lat: %s failed: %s\n", op.c_str(), code_name(c.status));
+      std::exit(1);
+    }
+    if (i >= o.warmup) lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  (void)srv;
+  return lat;
+}
+
+int main_impl(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  if (verbs_env().addr.empty()) {
+    std::fprintf(stderr, "verbs_lat: no RDMA device: %s\n", verbs_env().why_not.c_str());
+    return 3;
+  }
+  Side srv = make_side(2);
+  Side cli = make_side(1);
+  auto c = cli.ep->connect(verbs_peer(2, srv.t->listen_port()), 0);
+  if (!c) {
+    std::fprintf(stderr, "verbs_lat: connect: %s\n", c.status().to_string().c_str());
+    return 1;
+  }
+  cli.conn = c.value();
+  // Server thread: accepts, then either echoes writes (ping-pong mode) or sleeps on its wait_fd so it does not compete
+  // with the client for the CPU (perftest's passive side idles too).
+  std::atomic<bool> stop{false}, pingpong{false}, srv_up{false};
+  std::atomic<uint64_t> round{0};
+  std::thread server([&] {
+    Endpoint& ep = *srv.ep;
+    Completion cs[16];
+    auto* mine = reinterpret_cast<volatile uint64_t*>(srv.region.data());
+    auto* src = reinterpret_cast<uint64_t*>(ep.scratch().data());
+    uint64_t seen = 0;
+    while (!stop.load()) {
+      size_t n = ep.poll(cs);
+      for (size_t i = 0; i < n; ++i)
+        if (cs[i].kind == CompletionKind::kConnUp) {
+          srv.conn = cs[i].conn;
+          srv_up.store(true);
+        }
+      if (!srv_up.load()) continue;
+      if (pingpong.load()) {
+        uint64_t v = *mine;
+        if (v != seen) {
+          seen = v;
+          *src = v;
+          if (!ep.write(srv.conn, {1, 1, 0}, src, o.size, 0, false).is_ok()) std::exit(1);
+          ep.flush();
+        }
+      } else {
+        ep.arm();
+        if (ep.poll(cs) == 0) {
+          pollfd p{ep.wait_fd(), POLLIN, 0};
+          ::poll(&p, 1, 20);
+        }
+      }
+    }
+  });
+  wait_kind(*cli.ep, CompletionKind::kConnUp);
+  while (!srv_up.load()) std::this_thread::yield();
+
+  std::string json = "{\"addr\":\"" + verbs_env().addr + "\",\"size\":" + std::to_string(o.size) +
+                     ",\"iters\":" + std::to_string(o.iters) + ",\"runs\":" + std::to_string(o.runs) + ",\"ops\":{";
+  for (size_t k = 0; k < o.ops.size(); ++k) {
+    const std::string& op = o.ops[k];
+    pingpong.store(op == "write");
+    std::vector<double> medians, all;
+    for (int r = 0; r < o.runs; ++r) {
+      auto lat = run_once(op, cli, srv, o, round);
+      medians.push_back(median(lat));
+      all.insert(all.end(), lat.begin(), lat.end());
+    }
+    std::sort(all.begin(), all.end());
+    double med = median(medians);
+    double p99 = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    std::printf("rdx_lat op=%s size=%u iters=%d runs=%d median_us=%.2f min_us=%.2f p99_us=%.2f run_medians_us=", op.c_str(),
+                o.size, o.iters, o.runs, med, all.front(), p99);
+    std::string runs_json;
+    for (size_t r = 0; r < medians.size(); ++r) {
+      std::printf("%s%.2f", r ? "," : "", medians[r]);
+      runs_json += (r ? "," : "") + std::to_string(medians[r]);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    json += (k ? "," : "") + std::string("\"") + op + "\":{\"median_us\":" + std::to_string(med) +
+            ",\"min_us\":" + std::to_string(all.front()) + ",\"p99_us\":" + std::to_string(p99) +
+            ",\"run_medians_us\":[" + runs_json + "]}";
+  }
+  json += "}}\n";
+  stop.store(true);
+  server.join();
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    f << json;
+    if (!f) {
+      std::fprintf(stderr, "verbs_lat: cannot write %s\n", o.json.c_str());
+      return 1;
+    }
+  }
+  const EndpointStats& s = cli.ep->stats();
+  std::printf("rdx_lat stats: onesided_issued=%lu doorbells=%lu inline_sends=%lu\n",
+              static_cast<unsigned long>(s.onesided_issued), static_cast<unsigned long>(s.doorbells),
+              static_cast<unsigned long>(s.inline_sends));
+  return 0;
+}
+
+}  // namespace
+}  // namespace rdx::transport::verbs
+
+int main(int argc, char** argv) { return rdx::transport::verbs::main_impl(argc, argv); }

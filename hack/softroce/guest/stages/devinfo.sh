@@ -1,0 +1,18 @@
+#!/bin/bash
+# The rxe device as verbs and rdma_cm see it (for the record; fails if the port is not active).
+set -euo pipefail
+rdma link show
+ibv_devices
+ibv_devinfo -v -d "$RDMA_DEV" | tee /tmp/devinfo
+grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo
+port=/sys/class/infiniband/$RDMA_DEV/ports/1
+# Builtins only: rxe has hundreds of GID slots and a fork per slot is slow under emulation.
+for f in "$port"/gids/*; do
+  i=${f##*/}
+  read -r g <"$f"
+  [ "$g" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
+  t=
+  read -r t <"$port/gid_attrs/types/$i" 2>/dev/null || true
+  echo "gid[$i] $g $t"
+done
+echo "selected GID index: $GID_INDEX"

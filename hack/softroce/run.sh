@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# make test-softroce: the engine on real verbs, on soft-RoCE (rxe) inside a qemu VM (this host's kernel has no RDMA).
+#   1. installs qemu/debootstrap, builds the engine's verbs binaries (release) on the host;
+#   2. builds or reuses the cached VM image (rootfs.sh, $RDX_CACHE/softroce/<key>);
+#   3. boots the VM with the binaries and guest/ scripts on a 9p share; the guest driver sets up rxe and runs the
+#      stages below, writing logs and a verdict into the share (_out/softroce/share/results);
+#   4. the verdict becomes this script's exit code; prints test counts and perftest vs rdx latency.
+# Settings: RDX_SOFTROCE_STAGES (space-separated "name[:seconds]"), RDX_SOFTROCE_TIMEOUT (whole VM, seconds),
+#           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
+#           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if rdx/perftest exceeds it),
+#           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path).
+source "$(dirname "$0")/lib.sh"
+
+STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900"}
+VM_TIMEOUT=${RDX_SOFTROCE_TIMEOUT:-3000}
+BINARIES=(transport_verbs_test verbs_lat)  # more come with more stages (rdxd, rdx-bench)
+OUT=$RDX_ROOT/_out/softroce
+SHARE=$OUT/share
+t_start=$(date +%s)
+
+# --- host prerequisites -----------------------------------------------------------------------------------------
+if ! command -v qemu-system-x86_64 >/dev/null; then
+  apt_install qemu-system-x86 || die "softroce: qemu-system-x86_64 is missing and apt-get could not install qemu-system-x86"
+fi
+command -v qemu-system-x86_64 >/dev/null || die "softroce: qemu-system-x86_64 not found after installing qemu-system-x86"
+
+# --- engine binaries --------------------------------------------------------------------------------------------
+if [ -n "${RDX_SOFTROCE_BIN_DIR:-}" ]; then
+  bin_dir=$RDX_SOFTROCE_BIN_DIR
+  [ -f "$bin_dir/build.ninja" ] || die "softroce: RDX_SOFTROCE_BIN_DIR=$bin_dir is not a configured build dir"
+  ninja -C "$bin_dir" -j "${RDX_JOBS:-2}" "${BINARIES[@]}" >/dev/null || die "softroce: building ${BINARIES[*]} in $bin_dir failed"
+else
+  bash "$RDX_ROOT/engine/tools/install-deps.sh"
+  log "softroce: building ${BINARIES[*]} (engine release build)"
+  bash "$RDX_ROOT/engine/tools/build.sh" release "${BINARIES[@]}" >/dev/null ||
+    die "softroce: the engine release build of ${BINARIES[*]} failed (run: bash engine/tools/build.sh release ${BINARIES[*]})"
+  bin_dir=$RDX_ROOT/engine/build/release
+fi
+
+# --- VM image (cached) ------------------------------------------------------------------------------------------
+image_dir=$(bash "$SOFTROCE_DIR/rootfs.sh") || exit 1
+t_image=$(date +%s)
+
+# --- share ------------------------------------------------------------------------------------------------------
+rm -rf "$SHARE"
+mkdir -p "$SHARE/bin" "$SHARE/results"
+for b in "${BINARIES[@]}"; do
+  f=$(find "$bin_dir" -type f -name "$b" -perm -u+x | head -n1)
+  [ -n "$f" ] || die "softroce: built binary $b not found under $bin_dir"
+  cp "$f" "$SHARE/bin/"
+done
+cp -r "$SOFTROCE_DIR/guest" "$SHARE/guest"
+for s in $STAGES; do echo "${s%%:*} $( [ "${s#*:}" != "$s" ] && echo "${s#*:}")"; done >"$SHARE/stages"
+{
+  echo "PERFTEST_ITERS=${PERFTEST_ITERS:-1000}"
+  echo "PERFTEST_RUNS=${PERFTEST_RUNS:-5}"
+  echo "RDX_SOFTROCE_SKIP_RXE=${RDX_SOFTROCE_SKIP_RXE:-0}"  # test hook: boot without the rxe device
+} >"$SHARE/env"
+
+# --- boot -------------------------------------------------------------------------------------------------------
+log "softroce: booting the VM (TCG, limit ${VM_TIMEOUT}s); stages: $STAGES"
+touch "$SHARE/results/guest.log"
+tail -n +1 -F "$SHARE/results/guest.log" 2>/dev/null &
+tail_pid=$!
+trap 'kill $tail_pid 2>/dev/null || true' EXIT
+qemu_rc=0
+softroce_boot "$image_dir" "$SHARE" "$VM_TIMEOUT" "$OUT/console.log" || qemu_rc=$?
+sleep 0.5
+kill $tail_pid 2>/dev/null || true
+t_vm=$(date +%s)
+
+verdict_file=$SHARE/results/verdict
+if [ ! -f "$verdict_file" ]; then
+  echo "--- last lines of the VM console ($OUT/console.log) ---" >&2
+  tail -n 40 "$OUT/console.log" >&2 || true
+  [ "$qemu_rc" -eq 124 ] && die "softroce: guest timeout: the VM did not finish within ${VM_TIMEOUT}s (RDX_SOFTROCE_TIMEOUT)"
+  die "softroce: the VM exited (qemu status $qemu_rc) without writing a verdict: it crashed or did not boot (console above)"
+fi
+verdict=$(cat "$verdict_file")
+
+# --- report -----------------------------------------------------------------------------------------------------
+echo
+echo "=== soft-RoCE results ($SHARE/results) ==="
+sed 's/^/  stage /' "$SHARE/results/summary"
+[ -f "$SHARE/results/verbs-tests.counts" ] && echo "  verbs tests on rxe: $(cat "$SHARE/results/verbs-tests.counts")"
+ratio_fail=0
+lat=$SHARE/results/latency.txt
+median_of() {  # tool op -> median of that line's run medians
+  awk -v t="$1" -v op="$2" '$1 == t && $2 == op {for (i = 3; i <= NF; i++) print $i}' "$lat" | sort -g |
+    awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+}
+if [ -f "$lat" ]; then
+  echo "  one-sided latency, 8 bytes, median of $(awk '$1 == "rdx" {print NF - 2; exit}' "$lat") alternating runs (us):"
+  printf '    %-6s %10s %10s %8s\n' op perftest rdx rdx/perf
+  for op in read write cas; do
+    p=$(median_of perftest "$op")
+    r=$(median_of rdx "$op")
+    [ -n "$p" ] && [ -n "$r" ] || continue
+    ratio=$(awk -v r="$r" -v p="$p" 'BEGIN {printf "%.2f", r / p}')
+    printf '    %-6s %10s %10s %7sx\n' "$op" "$p" "$r" "$ratio"
+    if [ -n "${RDX_SOFTROCE_MAX_RATIO:-}" ] && awk -v x="$ratio" -v m="$RDX_SOFTROCE_MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
+      ratio_fail=1
+    fi
+  done
+fi
+echo "  time: build+image $((t_image - t_start))s, VM $((t_vm - t_image))s, total $((t_vm - t_start))s"
+
+[ "$verdict" = 0 ] || die "softroce: guest stages failed (verdict $verdict); logs in $SHARE/results"
+[ "$ratio_fail" = 0 ] || die "softroce: rdx/perftest latency ratio above RDX_SOFTROCE_MAX_RATIO=$RDX_SOFTROCE_MAX_RATIO"
+log "softroce: all stages passed"
