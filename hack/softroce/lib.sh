@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 SOFTROCE_DIR=$RDX_ROOT/hack/softroce
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=${RDX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+QEMU=${RDX_SOFTROCE_QEMU:-qemu-system-x86_64}
 
 # Packages of the guest image. The engine binaries are built on the host (Debian bookworm too) and run from the 9p
 # share, so the guest needs their shared libraries. Adding a package changes the cache key (a new image is built).
@@ -37,14 +38,15 @@ softroce_host_tsc_khz() {
 }
 
 # softroce_boot IMAGE_DIR SHARE TIMEOUT_S CONSOLE_LOG: boots the VM under TCG (KVM hangs a stock kernel on this host,
-# see the note) with SHARE as 9p tag host0; the image stays read-only (snapshot=on). Returns qemu's exit code (124 on
+# see the note; RDX_SOFTROCE_ACCEL=kvm opts in where KVM works) with SHARE as 9p tag host0; the image stays read-only (snapshot=on). Returns qemu's exit code (124 on
 # timeout); the verdict is SHARE/results/verdict, never qemu's status.
 softroce_boot() {
   local image_dir=$1 share=$2 limit=$3 console=$4
-  local tsc_khz
+  local tsc_khz accel="-accel tcg,thread=multi"
   tsc_khz=$(softroce_host_tsc_khz)
-  timeout --kill-after=15 "$limit" qemu-system-x86_64 \
-    -M microvm,rtc=on -accel tcg,thread=multi -m "${RDX_SOFTROCE_MEM:-2048}" -smp 2 -nographic -no-reboot \
+  [ "${RDX_SOFTROCE_ACCEL:-tcg}" = kvm ] && accel="-accel kvm -cpu host"
+  timeout --kill-after=15 "$limit" "$QEMU" \
+    -M microvm,rtc=on $accel -m "${RDX_SOFTROCE_MEM:-2048}" -smp 2 -nographic -no-reboot \
     -kernel "$image_dir/vmlinuz" -initrd "$image_dir/initrd.img" \
     -drive id=d0,file="$image_dir/rootfs.img",format=raw,if=none,snapshot=on -device virtio-blk-device,drive=d0 \
     -fsdev local,id=fs0,path="$share",security_model=none -device virtio-9p-device,fsdev=fs0,mount_tag=host0 \

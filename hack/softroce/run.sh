@@ -8,7 +8,9 @@
 # Settings: RDX_SOFTROCE_STAGES (space-separated "name[:seconds]"), RDX_SOFTROCE_TIMEOUT (whole VM, seconds),
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
 #           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if rdx/perftest exceeds it),
-#           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path).
+#           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path),
+#           RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
+#           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
 source "$(dirname "$0")/lib.sh"
 
 STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900"}
@@ -19,10 +21,13 @@ SHARE=$OUT/share
 t_start=$(date +%s)
 
 # --- host prerequisites -----------------------------------------------------------------------------------------
-if ! command -v qemu-system-x86_64 >/dev/null; then
-  apt_install qemu-system-x86 || die "softroce: qemu-system-x86_64 is missing and apt-get could not install qemu-system-x86"
+if ! command -v "$QEMU" >/dev/null; then
+  apt_install qemu-system-x86 || die "softroce: no qemu ($QEMU) and apt-get could not install qemu-system-x86"
 fi
-command -v qemu-system-x86_64 >/dev/null || die "softroce: qemu-system-x86_64 not found after installing qemu-system-x86"
+command -v "$QEMU" >/dev/null || die "softroce: no qemu: $QEMU not found even after installing qemu-system-x86"
+if [ "${RDX_SOFTROCE_ACCEL:-tcg}" = kvm ] && [ ! -w /dev/kvm ]; then
+  die "softroce: RDX_SOFTROCE_ACCEL=kvm but /dev/kvm is not usable"
+fi
 
 # --- engine binaries --------------------------------------------------------------------------------------------
 if [ -n "${RDX_SOFTROCE_BIN_DIR:-}" ]; then
