@@ -1,0 +1,327 @@
+// rdx-bench: the native load generator. YCSB-style single-key workloads over the native client library:
+// N client threads x M outstanding operations, fixed duration, latency histograms (not sorted samples), JSON output,
+// and an optional read-back of every acknowledged write (no acknowledged write may be lost).
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bench/keygen.h"
+#include "client/client.h"
+#include "common/hash.h"
+#include "common/histogram.h"
+
+namespace rdx::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rpc::Task;
+
+struct Options {
+  std::string config;
+  uint16_t threads = 2;
+  uint32_t outstanding = 16;
+  double duration_s = 10;
+  double warmup_s = 1;
+  uint64_t keys = 100000;
+  uint32_t value_size = 32;
+  double read_ratio = 0.5;
+  std::string dist = "uniform";
+  double theta = 0.99;
+  bool load = false;
+  bool verify_acked = false;
+  std::string json_path;
+  uint64_t seed = 42;
+  double connect_timeout_s = 30;
+};
+
+struct Acked {
+  uint64_t version = 0;
+  uint64_t value_hash = 0;
+};
+
+struct ThreadState {
+  Histogram read_lat, write_lat;
+  uint64_t reads = 0, writes = 0;
+  std::map<Code, uint64_t> errors;
+  std::unordered_map<uint64_t, Acked> acked;
+  std::mt19937_64 rng;
+  int active = 0;
+};
+
+std::string make_value(uint64_t key, std::mt19937_64& rng, uint32_t size) {
+  std::string v(size, '\0');
+  uint64_t x = rng() ^ key;
+  for (uint32_t i = 0; i < size; ++i) {
+    if (i % 8 == 0) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = static_cast<char>('a' + ((x >> ((i % 8) * 8)) & 0xff) % 26);
+  }
+  return v;
+}
+
+Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
+                   Clock::time_point end) {
+  std::bernoulli_distribution is_read(o.read_ratio);
+  while (Clock::now() < end) {
+    uint64_t k = chooser.next(st.rng);
+    bool read = is_read(st.rng);
+    auto t0 = Clock::now();
+    client::KvResult r;
+    std::string value;
+    if (read) {
+      r = co_await c.get(KeyChooser::key_name(k));
+    } else {
+      value = make_value(k, st.rng, o.value_size);
+      r = co_await c.put(KeyChooser::key_name(k), value);
+    }
+    auto t1 = Clock::now();
+    bool ok = r.status == Code::kOk || (read && r.status == Code::kNotFound);
+    if (!ok && st.errors[r.status]++ == 0)
+      spdlog::warn("first {} error of this thread ({}): {}", code_name(r.status), read ? "get" : "put", r.error);
+    if (!read && r.status == Code::kOk) {
+      Acked& a = st.acked[k];
+      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+    }
+    if (t0 < start) continue;  // warm-up
+    auto ns = static_cast<uint64_t>(std::chrono::nanoseconds(t1 - t0).count());
+    if (read) {
+      ++st.reads;
+      st.read_lat.record(ns);
+    } else {
+      ++st.writes;
+      st.write_lat.record(ns);
+    }
+  }
+  --st.active;
+}
+
+Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint64_t from, uint64_t to,
+                     std::atomic<uint64_t>& next) {
+  for (;;) {
+    uint64_t k = next.fetch_add(1);
+    if (k >= to) break;
+    (void)from;
+    std::string value = make_value(k, st.rng, o.value_size);
+    client::KvResult r = co_await c.put(KeyChooser::key_name(k), value);
+    if (r.status != Code::kOk) {
+      if (st.errors[r.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(r.status), r.error);
+    } else {
+      Acked& a = st.acked[k];
+      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+    }
+  }
+  --st.active;
+}
+
+struct VerifyResult {
+  uint64_t checked = 0, lost = 0, corrupt = 0, unreadable = 0;
+};
+
+Task<void> verify_loop(client::Client& c, const std::vector<std::pair<uint64_t, Acked>>& items,
+                       std::atomic<size_t>& next, VerifyResult& vr, int& active) {
+  for (;;) {
+    size_t i = next.fetch_add(1);
+    if (i >= items.size()) break;
+    const auto& [k, want] = items[i];
+    client::KvResult r;
+    for (int attempt = 0; attempt < 5; ++attempt) {  // transient unavailability (e.g. right after a failure)
+      r = co_await c.get(KeyChooser::key_name(k));
+      if (r.status == Code::kOk || r.status == Code::kNotFound) break;
+    }
+    ++vr.checked;
+    if (r.status == Code::kNotFound || (r.status == Code::kOk && r.version < want.version)) {
+      ++vr.lost;
+      if (vr.lost <= 10)
+        spdlog::error("LOST acknowledged write: key {} acked version {} now {}", KeyChooser::key_name(k),
+                      want.version, r.status == Code::kOk ? std::to_string(r.version) : "missing");
+    } else if (r.status != Code::kOk) {
+      ++vr.unreadable;
+    } else if (r.version == want.version && hash_key(r.value) != want.value_hash) {
+      ++vr.corrupt;
+    }
+  }
+  --active;
+}
+
+nlohmann::json latency_json(const Histogram& h) {
+  return {{"count", h.count()},
+          {"p50_us", h.quantile(0.5) / 1e3},
+          {"p99_us", h.quantile(0.99) / 1e3},
+          {"p999_us", h.quantile(0.999) / 1e3},
+          {"max_us", h.max() / 1e3},
+          {"mean_us", h.mean() / 1e3}};
+}
+
+int run(const Options& o) {
+  auto topo = server::load_topology(o.config);
+  if (!topo) {
+    spdlog::error("rdx-bench: {}", topo.status().message());
+    return 2;
+  }
+  auto ct = client::ClientTransport::create(topo.value(), o.threads);
+  if (!ct) {
+    spdlog::error("rdx-bench: {}", ct.status().to_string());
+    return 2;
+  }
+  std::vector<ThreadState> states(o.threads);
+  std::atomic<int> failed_connect{0};
+  std::atomic<uint64_t> load_next{0};
+  auto phase = [&](auto body) {
+    std::vector<std::thread> ts;
+    for (uint16_t t = 0; t < o.threads; ++t) {
+      ts.emplace_back([&, t] {
+        auto c = client::Client::create(*ct.value(), t);
+        if (!c) {
+          spdlog::error("client {}: {}", t, c.status().to_string());
+          failed_connect.fetch_add(1);
+          return;
+        }
+        auto st = c.value()->connect(std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000)));
+        if (!st.is_ok()) {
+          spdlog::error("client {}: {}", t, st.to_string());
+          failed_connect.fetch_add(1);
+          return;
+        }
+        body(*c.value(), states[t], t);
+      });
+    }
+    for (auto& th : ts) th.join();
+  };
+
+  // Each phase creates its own endpoints; the transport supports one endpoint per thread index at a time, so
+  // phases run one after another with fresh clients.
+  if (o.load) {
+    auto t0 = Clock::now();
+    phase([&](client::Client& c, ThreadState& st, uint16_t t) {
+      st.rng.seed(o.seed * 7919 + t);
+      st.active = static_cast<int>(o.outstanding);
+      for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(load_loop(c, st, o, 0, o.keys, load_next));
+      while (st.active > 0) c.run_once();
+    });
+    if (failed_connect.load() > 0) return 1;
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    spdlog::info("loaded {} keys in {:.2f} s ({:.0f} puts/s)", o.keys, secs, static_cast<double>(o.keys) / secs);
+  }
+  std::map<Code, uint64_t> load_errors;
+  for (auto& st : states) {
+    for (auto& [c, n] : st.errors) load_errors[c] += n;
+    st.errors.clear();
+  }
+
+  KeyChooser proto_chooser(o.keys, o.dist == "zipfian", o.theta);
+  auto start = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.warmup_s * 1000));
+  auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.duration_s * 1000));
+  auto run_t0 = Clock::now();
+  phase([&](client::Client& c, ThreadState& st, uint16_t t) {
+    st.rng.seed(o.seed * 104729 + t);
+    KeyChooser chooser = proto_chooser;
+    st.active = static_cast<int>(o.outstanding);
+    auto s = std::max(start, Clock::now());
+    for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(op_loop(c, st, o, chooser, s, end));
+    while (st.active > 0) c.run_once();
+  });
+  if (failed_connect.load() > 0) return 1;
+  double measured = std::chrono::duration<double>(end - std::max(start, run_t0)).count();
+
+  Histogram reads, writes;
+  uint64_t nreads = 0, nwrites = 0, nerrors = 0;
+  std::map<Code, uint64_t> errors;
+  std::unordered_map<uint64_t, Acked> acked;
+  for (auto& st : states) {
+    reads.merge(st.read_lat);
+    writes.merge(st.write_lat);
+    nreads += st.reads;
+    nwrites += st.writes;
+    for (auto& [c, n] : st.errors) {
+      errors[c] += n;
+      nerrors += n;
+    }
+    for (auto& [k, a] : st.acked)
+      if (a.version > acked[k].version) acked[k] = a;
+  }
+  double tput = static_cast<double>(nreads + nwrites) / measured;
+
+  nlohmann::json out;
+  out["workload"] = {{"kind", "ycsb"},      {"read_ratio", o.read_ratio}, {"keys", o.keys},
+                     {"value_size", o.value_size}, {"distribution", o.dist}, {"theta", o.theta}};
+  out["config"] = {{"threads", o.threads}, {"outstanding", o.outstanding}, {"duration_s", o.duration_s},
+                   {"transport", topo->transport}, {"nodes", topo->nodes.size()}, {"shards", topo->shards.size()}};
+  out["ops"] = nreads + nwrites;
+  out["throughput_ops_s"] = tput;
+  out["read"] = latency_json(reads);
+  out["write"] = latency_json(writes);
+  Histogram all = reads;
+  all.merge(writes);
+  out["latency"] = latency_json(all);
+  out["errors"] = {{"total", nerrors}};
+  for (auto& [c, n] : errors) out["errors"][code_name(c)] = n;
+  uint64_t nload_errors = 0;
+  for (auto& [c, n] : load_errors) nload_errors += n;
+  out["load_errors"] = nload_errors;
+
+  int rc = nerrors > 0 || nload_errors > 0 ? 1 : 0;
+  if (o.verify_acked) {
+    std::vector<std::pair<uint64_t, Acked>> items(acked.begin(), acked.end());
+    std::atomic<size_t> next{0};
+    std::vector<VerifyResult> vrs(o.threads);
+    phase([&](client::Client& c, ThreadState&, uint16_t t) {
+      int active = static_cast<int>(o.outstanding);
+      for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(verify_loop(c, items, next, vrs[t], active));
+      while (active > 0) c.run_once();
+    });
+    VerifyResult v;
+    for (auto& x : vrs) {
+      v.checked += x.checked, v.lost += x.lost, v.corrupt += x.corrupt, v.unreadable += x.unreadable;
+    }
+    out["verify"] = {{"acknowledged_keys", items.size()}, {"checked", v.checked}, {"lost", v.lost},
+                     {"corrupt", v.corrupt}, {"unreadable", v.unreadable}};
+    fmt::print("verify: {} acknowledged keys read back: {} lost, {} corrupt, {} unreadable\n", v.checked, v.lost,
+               v.corrupt, v.unreadable);
+    if (v.lost > 0 || v.corrupt > 0 || v.unreadable > 0 || v.checked != items.size()) rc = 3;
+  }
+
+  fmt::print("rdx-bench ycsb: {} threads x {} outstanding, {:.1f} s, read ratio {}, {} keys ({}), {} B values\n",
+             o.threads, o.outstanding, measured, o.read_ratio, o.keys, o.dist, o.value_size);
+  fmt::print("  throughput {:.0f} ops/s ({} reads, {} writes), errors {}\n", tput, nreads, nwrites, nerrors);
+  fmt::print("  latency us: read p50 {:.1f} p99 {:.1f} p999 {:.1f} | write p50 {:.1f} p99 {:.1f} p999 {:.1f}\n",
+             reads.quantile(0.5) / 1e3, reads.quantile(0.99) / 1e3, reads.quantile(0.999) / 1e3,
+             writes.quantile(0.5) / 1e3, writes.quantile(0.99) / 1e3, writes.quantile(0.999) / 1e3);
+  for (auto& [c, n] : errors) fmt::print("  error {}: {}\n", code_name(c), n);
+  if (!o.json_path.empty()) {
+    std::ofstream(o.json_path) << out.dump(2) << "\n";
+  }
+  return rc;
+}
+
+}  // namespace
+}  // namespace rdx::bench
+
+int main(int argc, char** argv) {
+  rdx::bench::Options o;
+  CLI::App app{"rdx-bench: load generator for rdx clusters"};
+  app.add_option("--config", o.config, "topology file of the target cluster")->required();
+  app.add_option("--threads", o.threads, "client threads")->check(CLI::Range(1, 256));
+  app.add_option("--outstanding", o.outstanding, "operations in flight per thread")->check(CLI::Range(1, 4096));
+  app.add_option("--duration", o.duration_s, "measured seconds")->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--warmup", o.warmup_s, "seconds before measuring")->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--keys", o.keys, "key count")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
+  app.add_option("--value-size", o.value_size, "value bytes")->check(CLI::Range(1, 60000));
+  app.add_option("--read-ratio", o.read_ratio, "fraction of reads")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--dist", o.dist, "key distribution")->check(CLI::IsMember({"uniform", "zipfian"}));
+  app.add_option("--theta", o.theta, "zipfian skew")->check(CLI::Range(0.01, 0.999));
+  app.add_flag("--load", o.load, "write every key once before the run");
+  app.add_flag("--verify-acked", o.verify_acked, "after the run, read back every acknowledged write");
+  app.add_option("--json", o.json_path, "write results as JSON to this file");
+  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for the cluster");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_pattern("%H:%M:%S.%e %^%l%$ %v");
+  return rdx::bench::run(o);
+}

@@ -1,0 +1,144 @@
+#include "client/client.h"
+
+#include <poll.h>
+
+#include <random>
+
+#include "rpc/codec.h"
+
+namespace rdx::client {
+
+using rpc::Task;
+
+Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const server::Topology& topo, uint16_t threads) {
+  transport::TransportConfig cfg;
+  cfg.kind = topo.transport;
+  std::random_device rd;
+  cfg.node = static_cast<transport::NodeId>(transport::kFirstClientNode + rd() % 0x7fff);
+  cfg.workers = threads;
+  cfg.epoch = topo.epoch;
+  cfg.hugepages = false;
+  cfg.max_packet = 64 * 1024;  // must match the nodes' transports
+  cfg.device = topo.device;
+  cfg.gid_index = topo.gid_index;
+  cfg.rdma_interface = topo.rdma_interface;
+  auto t = transport::make_transport(cfg);
+  if (!t) return t.status();
+  return std::unique_ptr<ClientTransport>(new ClientTransport(topo, std::move(t.value())));
+}
+
+Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thread) {
+  std::unique_ptr<Client> c(new Client(ct, thread));
+  auto ep = ct.transport().create_endpoint(thread);
+  if (!ep) return ep.status();
+  c->ep_ = std::move(ep.value());
+  const server::Topology& topo = ct.topology();
+  rpc::RpcConfig rc;
+  rc.epoch = topo.epoch;
+  rc.batching = topo.batching;
+  rc.max_batch_bytes = topo.batch_max_bytes;
+  rc.max_batch_messages = topo.batch_max_messages;
+  c->rpc_ = std::make_unique<rpc::Rpc>(*c->ep_, c->sched_, rc);
+  c->rpc_->on_connection([raw = c.get()](const transport::Completion& cp) { raw->on_conn(cp); });
+  c->peers_.resize(topo.nodes.size());
+  return c;
+}
+
+void Client::on_conn(const transport::Completion& c) {
+  for (Peer& p : peers_) {
+    if (!p.conn || *p.conn != c.conn) continue;
+    p.up = c.kind == transport::CompletionKind::kConnUp;
+    if (!p.up) p.conn.reset();
+  }
+}
+
+bool Client::connected_to_primaries() const {
+  const server::Topology& t = ct_.topology();
+  for (const auto& s : t.shards)
+    if (!peers_[s.members[0]].up) return false;
+  return true;
+}
+
+Status Client::connect(std::chrono::milliseconds timeout) {
+  const server::Topology& t = ct_.topology();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto next_try = std::chrono::steady_clock::now();
+  while (!connected_to_primaries()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string missing;
+      for (const auto& s : t.shards)
+        if (!peers_[s.members[0]].up) missing += " " + t.nodes[s.members[0]].name;
+      return error(Code::kUnavailable, "could not connect to primaries:{}", missing);
+    }
+    if (std::chrono::steady_clock::now() >= next_try) {
+      next_try = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      for (const auto& n : t.nodes) {
+        if (n.role != server::Role::kData || peers_[n.id].conn) continue;
+        auto c = ep_->connect({n.id, n.host, n.port, n.rdma_addr}, static_cast<uint16_t>(thread_ % t.workers));
+        if (c) peers_[n.id].conn = c.value();
+      }
+    }
+    run_once(std::chrono::microseconds(2000));
+  }
+  return Status::ok();
+}
+
+Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string payload) {
+  const server::Topology& t = ct_.topology();
+  uint16_t primary = t.primary_of(t.shard_of_key(key));
+  KvResult r;
+  if (!peers_[primary].up) {
+    r.status = Code::kUnavailable;
+    r.error = "not connected to " + t.nodes[primary].name;
+    co_return r;
+  }
+  rpc::Response resp = co_await rpc_->call(*peers_[primary].conn, type, rpc::as_bytes_of(payload));
+  r.status = resp.status;
+  if (resp.status != Code::kOk) {
+    r.error = std::move(resp.payload);
+    co_return r;
+  }
+  rpc::Reader rd(resp.payload);
+  r.version = rd.get<uint64_t>();
+  if (type == server::kKvGet) r.value = std::string(rd.bytes());
+  if (!rd.done()) {
+    r.status = Code::kInternal;
+    r.error = "malformed response";
+  }
+  co_return r;
+}
+
+Task<KvResult> Client::get(std::string key) {
+  rpc::Writer w;
+  w.bytes(key);
+  co_return co_await call(key, server::kKvGet, w.data());
+}
+
+Task<KvResult> Client::put(std::string key, std::string value) {
+  rpc::Writer w;
+  w.bytes(key).bytes(value);
+  co_return co_await call(key, server::kKvPut, w.data());
+}
+
+Task<KvResult> Client::remove(std::string key) {
+  rpc::Writer w;
+  w.bytes(key);
+  co_return co_await call(key, server::kKvDel, w.data());
+}
+
+void Client::run_once(std::chrono::microseconds idle_wait) {
+  size_t n = rpc_->poll();
+  size_t ran = sched_.run_ready();
+  rpc_->flush();
+  if (n > 0 || ran > 0 || !sched_.idle()) {
+    idle_ = 0;
+    return;
+  }
+  if (++idle_ < 32) return;
+  ep_->arm();
+  if (rpc_->poll() > 0) return;
+  pollfd p{ep_->wait_fd(), POLLIN, 0};
+  ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, idle_wait.count() / 1000)));
+}
+
+}  // namespace rdx::client

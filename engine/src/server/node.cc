@@ -1,0 +1,176 @@
+#include "server/node.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/worker.h"
+
+namespace rdx::server {
+
+Node::Node(Topology topo, NodeOptions opts, uint16_t self)
+    : topo_(std::move(topo)), opts_(std::move(opts)), self_(self),
+      shared_(std::make_unique<NodeShared>(topo_.nodes.size())) {}
+
+Node::~Node() { stop(); }
+
+Result<std::unique_ptr<Node>> Node::create(Topology topo, NodeOptions opts) {
+  const NodeSpec* me = topo.find_node(opts.node_name);
+  if (me == nullptr) return error(Code::kInvalidArgument, "node '{}' is not in the topology", opts.node_name);
+  if (me->role != Role::kData)
+    return error(Code::kUnsupported, "node '{}': role {} is not implemented yet (only data nodes)", opts.node_name,
+                 me->role == Role::kRo ? "ro" : "proxy");
+  auto factory = find_replication_protocol(topo.replication);
+  if (!factory) return factory.status();
+  std::unique_ptr<Node> n(new Node(std::move(topo), std::move(opts), me->id));
+  n->protocol_factory_ = std::move(factory.value());
+  return n;
+}
+
+Status Node::start() {
+  const NodeSpec& me = spec();
+  auto arena = MemoryBlock::allocate(size_t{topo_.memory_mb} << 20, topo_.hugepages);
+  if (!arena) return arena.status();
+  arena_ = std::move(arena.value());
+  spdlog::info("node {}: store arena {} MiB on {} pages", me.name, arena_.size() >> 20, arena_.huge() ? "2 MB huge" : "4 KB");
+  store::TableConfig tc;
+  tc.arena = arena_.span();
+  auto table = store::HashTable::create(tc);
+  if (!table) return table.status();
+  table_ = std::move(table.value());
+
+  transport::TransportConfig cfg;
+  cfg.kind = topo_.transport;
+  cfg.node = self_;
+  cfg.listen_host = opts_.listen_host;
+  cfg.listen_port = me.port;
+  cfg.workers = static_cast<uint16_t>(topo_.workers);
+  cfg.epoch = topo_.epoch;
+  cfg.hugepages = topo_.hugepages;
+  cfg.device = topo_.device;
+  cfg.gid_index = topo_.gid_index;
+  cfg.rdma_interface = topo_.rdma_interface;
+  cfg.rdma_addr = me.rdma_addr;
+  cfg.max_packet = 64 * 1024;  // large single messages (values) travel alone; small ones batch up to the batch cap
+  auto t = transport::make_transport(cfg);
+  if (!t) return t.status();
+  transport_ = std::move(t.value());
+  RDX_RETURN_IF_ERROR(transport_->register_region(kStoreRegion, arena_.data(), arena_.size()));
+
+  // Stage 1 of recovery: a node starts with an empty store and serves it (fresh cluster start).
+  shared_->set_in_sync(true);
+
+  for (uint16_t w = 0; w < topo_.workers; ++w) {
+    workers_.push_back(std::make_unique<Worker>(*this, w));
+    RDX_RETURN_IF_ERROR(workers_.back()->start());
+  }
+  register_metrics();
+  http_.route("/healthz", [] { return HttpResponse{200, "text/plain", "ok\n"}; });
+  http_.route("/readyz", [this] {
+    bool r = ready();
+    return HttpResponse{r ? 200 : 503, "text/plain", readiness_detail()};
+  });
+  http_.route("/metrics", [this] { return HttpResponse{200, "text/plain; version=0.0.4", metrics_.render()}; });
+  RDX_RETURN_IF_ERROR(http_.start(opts_.http_host, me.http_port));
+  started_ = true;
+  spdlog::info("node {} ({} of {}): {} transport on port {}, {} workers, http on {}, replication {}", me.name, self_,
+               topo_.nodes.size(), topo_.transport, transport_->listen_port(), topo_.workers, http_.port(),
+               topo_.replication);
+  return Status::ok();
+}
+
+void Node::stop() {
+  if (!started_) return;
+  started_ = false;
+  shared_->set_stopping();
+  for (auto& w : workers_) w->request_stop();
+  for (auto& w : workers_) w->join();
+  http_.stop();
+  workers_.clear();
+  transport_.reset();
+}
+
+bool Node::ready() const {
+  if (!shared_->in_sync()) return false;
+  for (const auto& w : workers_)
+    if (!w->snapshot().peers_up) return false;
+  return !workers_.empty();
+}
+
+std::string Node::readiness_detail() const {
+  std::string s = fmt::format("node {} in_sync={}", spec().name, shared_->in_sync());
+  for (size_t i = 0; i < workers_.size(); ++i) s += fmt::format(" worker{}_peers_up={}", i, workers_[i]->snapshot().peers_up);
+  return s + "\n";
+}
+
+void Node::on_peer_lost(uint16_t node) {
+  // The primary excludes a replica it can no longer reach: it missed (or may miss) writes.
+  const NodeSpec& me = spec();
+  if (topo_.nodes[node].shard != me.shard || topo_.primary_of(static_cast<uint32_t>(me.shard)) != self_) return;
+  if (shared_->member(node) != MemberState::kFailed) {
+    shared_->set_member(node, MemberState::kFailed);
+    spdlog::warn("node {}: replica {} unreachable; excluded until it rejoins", me.name, topo_.nodes[node].name);
+  }
+}
+
+void Node::register_metrics() {
+  metrics_.add([this](metrics::Writer& w) {
+    metrics::Labels base{{"cluster", topo_.cluster}, {"node", spec().name}};
+    w.gauge("rdx_ready", "1 when the node serves (in sync and connected to every primary).", ready() ? 1 : 0, base);
+    w.gauge("rdx_in_sync", "1 when this node's copy of its shard is complete.", shared_->in_sync() ? 1 : 0, base);
+    w.gauge("rdx_epoch", "Configuration epoch.", topo_.epoch, base);
+    store::TableStats ts = table_->stats();
+    w.gauge("rdx_store_keys", "Keys stored on this node.", static_cast<double>(ts.keys), base);
+    w.gauge("rdx_store_arena_used_bytes", "Arena bytes in use.", static_cast<double>(ts.arena_used), base);
+    w.gauge("rdx_store_arena_bytes", "Arena size.", static_cast<double>(ts.arena_size), base);
+    w.counter("rdx_store_resizes_total", "Index growths.", static_cast<double>(ts.resizes), base);
+    for (size_t n = 0; n < topo_.nodes.size(); ++n) {
+      if (n == self_ || topo_.nodes[n].shard != spec().shard) continue;
+      metrics::Labels l = base;
+      l.emplace_back("replica", topo_.nodes[n].name);
+      w.gauge("rdx_replica_excluded", "1 if this primary excluded the replica (missed writes).",
+              shared_->member(static_cast<uint16_t>(n)) == MemberState::kFailed ? 1 : 0, l);
+    }
+    static const char* kOps[] = {"get", "put", "del"};
+    Histogram lat[3];
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      WorkerSnapshot s = workers_[i]->snapshot();
+      metrics::Labels l = base;
+      l.emplace_back("worker", std::to_string(i));
+      l.emplace_back("transport", topo_.transport);
+      const auto& t = s.transport;
+      w.counter("rdx_transport_packets_sent_total", "Packets sent.", static_cast<double>(t.packets_sent), l);
+      w.counter("rdx_transport_packets_received_total", "Packets received.", static_cast<double>(t.packets_received), l);
+      w.counter("rdx_transport_bytes_sent_total", "Bytes sent.", static_cast<double>(t.bytes_sent), l);
+      w.counter("rdx_transport_doorbells_total", "Doorbells (flushes that posted work).", static_cast<double>(t.doorbells), l);
+      w.counter("rdx_transport_onesided_issued_total", "One-sided operations issued.", static_cast<double>(t.onesided_issued), l);
+      w.counter("rdx_transport_onesided_emulated_total",
+                "One-sided operations from peers executed by this node's CPU (tcp transport emulation).",
+                static_cast<double>(t.onesided_served), l);
+      w.counter("rdx_transport_rejected_messages_total", "Malformed or oversized frames rejected.",
+                static_cast<double>(t.rejected_messages), l);
+      w.counter("rdx_transport_connection_failures_total", "Connections that failed or were lost.",
+                static_cast<double>(t.conn_failures), l);
+      const auto& r = s.rpc;
+      w.counter("rdx_rpc_messages_sent_total", "RPC messages sent.", static_cast<double>(r.messages_sent), l);
+      w.counter("rdx_rpc_packets_sent_total", "RPC packets (batches) sent.", static_cast<double>(r.packets_sent), l);
+      w.counter("rdx_rpc_bad_packets_total", "Malformed RPC packets dropped.", static_cast<double>(r.bad_packets), l);
+      w.counter("rdx_rpc_ack_ranges_total", "Smart acks sent (each covers a range of ids).", static_cast<double>(r.ack_ranges_sent), l);
+      w.counter("rdx_rpc_acks_covered_total", "Ids acknowledged by smart acks.", static_cast<double>(r.acks_covered), l);
+      w.counter("rdx_rpc_calls_timed_out_total", "Calls that timed out.", static_cast<double>(r.calls_timed_out), l);
+      for (int op = 0; op < 3; ++op) {
+        metrics::Labels lo = base;
+        lo.emplace_back("worker", std::to_string(i));
+        lo.emplace_back("op", kOps[op]);
+        w.counter("rdx_ops_total", "Client operations served.", static_cast<double>(s.ops[op]), lo);
+        w.counter("rdx_op_errors_total", "Client operations that failed.", static_cast<double>(s.op_errors[op]), lo);
+        lat[op].merge(s.latency[op]);
+      }
+    }
+    for (int op = 0; op < 3; ++op) {
+      metrics::Labels lo = base;
+      lo.emplace_back("op", kOps[op]);
+      w.histogram_ns("rdx_op_latency_seconds", "Server-side latency of client operations.", lat[op], lo);
+    }
+  });
+}
+
+}  // namespace rdx::server

@@ -1,0 +1,237 @@
+#include "server/worker.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "rpc/codec.h"
+#include "server/node.h"
+
+namespace rdx::server {
+
+using Clock = std::chrono::steady_clock;
+using rpc::Task;
+
+namespace {
+constexpr auto kTick = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(2000);
+constexpr int kIdleSpins = 64;  // empty loop iterations before the worker blocks on its fds
+}  // namespace
+
+Worker::Worker(Node& node, uint16_t index) : node_(node), index_(index) {}
+
+Worker::~Worker() {
+  request_stop();
+  join();
+}
+
+store::HashTable& Worker::table() { return node_.table(); }
+const Topology& Worker::topology() const { return node_.topology(); }
+uint16_t Worker::self() const { return node_.self(); }
+NodeShared& Worker::shared() { return node_.shared(); }
+
+std::optional<transport::ConnId> Worker::peer(uint16_t node) const {
+  if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
+  return peers_[node].conn;
+}
+
+Status Worker::start() {
+  wake_ = net::UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  thread_ = std::thread([this] { run(); });
+  while (!init_done_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return init_status_;
+}
+
+void Worker::request_stop() {
+  stop_.store(true);
+  if (wake_) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof(one));
+  }
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+WorkerSnapshot Worker::snapshot() const {
+  std::lock_guard<std::mutex> lk(snap_mu_);
+  return published_;
+}
+
+Status Worker::init_in_thread() {
+  auto ep = node_.transport().create_endpoint(index_);
+  if (!ep) return ep.status();
+  ep_ = std::move(ep.value());
+  const Topology& t = node_.topology();
+  rpc::RpcConfig rc;
+  rc.epoch = t.epoch;
+  rc.batching = t.batching;
+  rc.max_batch_bytes = t.batch_max_bytes;
+  rc.max_batch_messages = t.batch_max_messages;
+  rpc_ = std::make_unique<rpc::Rpc>(*ep_, sched_, rc);
+  rpc_->on_connection([this](const transport::Completion& c) { on_conn_event(c); });
+  session_.emplace(node_.table().session());
+  peers_.resize(t.nodes.size());
+  protocol_ = node_.protocol_factory()(*this);
+  protocol_->start();
+  register_client_api();
+  return Status::ok();
+}
+
+bool Worker::needs_peer(uint16_t n) const {
+  const Topology& t = node_.topology();
+  if (n == self() || t.nodes[n].role != Role::kData) return false;
+  int my_shard = t.nodes[self()].shard;
+  return t.nodes[n].shard == my_shard || t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n;
+}
+
+void Worker::connect_peers() {
+  const Topology& t = node_.topology();
+  auto now = Clock::now();
+  bool all_primaries = true;
+  for (uint16_t n = 0; n < t.nodes.size(); ++n) {
+    if (!needs_peer(n)) continue;
+    Peer& p = peers_[n];
+    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n && !p.up) all_primaries = false;
+    if (p.conn || now < p.next_attempt) continue;
+    const NodeSpec& spec = t.nodes[n];
+    auto c = ep_->connect({n, spec.host, spec.port, spec.rdma_addr}, index_);
+    if (c) {
+      p.conn = c.value();
+    } else {
+      spdlog::debug("worker {}: connect to {} failed: {}", index_, spec.name, c.status().to_string());
+      p.next_attempt = now + p.backoff;
+      p.backoff = std::min(p.backoff * 2, kMaxBackoff);
+    }
+  }
+  live_.peers_up = all_primaries;
+}
+
+void Worker::on_conn_event(const transport::Completion& c) {
+  // Only our outgoing connections are tracked as peers; incoming ones (peers' and clients') are answered in place.
+  for (uint16_t n = 0; n < peers_.size(); ++n) {
+    Peer& p = peers_[n];
+    if (!p.conn || *p.conn != c.conn) continue;
+    if (c.kind == transport::CompletionKind::kConnUp) {
+      p.up = true;
+      p.backoff = std::chrono::milliseconds(50);
+      spdlog::info("worker {}: connected to {}", index_, node_.topology().nodes[n].name);
+    } else if (c.kind == transport::CompletionKind::kConnDown) {
+      if (p.up) spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
+      p.up = false;
+      p.conn.reset();
+      p.next_attempt = Clock::now() + p.backoff;
+      p.backoff = std::min(p.backoff * 2, kMaxBackoff);
+      node_.on_peer_lost(n);
+    }
+    return;
+  }
+}
+
+void Worker::register_client_api() {
+  auto handler = [this](OpIndex op) {
+    return [this, op](const rpc::Incoming& in) {
+      rpc::Reader r(in.payload);
+      std::string key(r.bytes(kMaxKeyBytes));
+      std::string value;
+      if (op == kPutOp) value = std::string(r.bytes(store::kMaxValueBytes));
+      if (!r.done() || key.empty()) {
+        ++live_.op_errors[op];
+        std::string_view why = "malformed request (key must be 1..1024 bytes, value <= 1 MiB)";
+        return rpc_->respond(in.reply_to(), Code::kInvalidArgument, rpc::as_bytes_of(why));
+      }
+      if (node_.shared().stopping()) {
+        ++live_.op_errors[op];
+        return rpc_->respond(in.reply_to(), Code::kUnavailable, rpc::as_bytes_of(std::string_view("shutting down")));
+      }
+      rpc::spawn(serve_client(in.reply_to(), op, std::move(key), std::move(value)));
+    };
+  };
+  rpc_->on(kKvGet, handler(kGetOp));
+  rpc_->on(kKvPut, handler(kPutOp));
+  rpc_->on(kKvDel, handler(kDelOp));
+}
+
+Task<void> Worker::serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value) {
+  auto t0 = Clock::now();
+  ++live_.inflight;
+  KvResult r;
+  // (Plain if/else: GCC 12 miscompiles co_await inside a conditional expression.)
+  if (op == kGetOp) {
+    r = co_await protocol_->get(std::move(key));
+  } else if (op == kPutOp) {
+    r = co_await protocol_->put(std::move(key), std::move(value));
+  } else {
+    r = co_await protocol_->remove(std::move(key));
+  }
+  --live_.inflight;
+  ++live_.ops[op];
+  if (r.status != Code::kOk && r.status != Code::kNotFound) ++live_.op_errors[op];
+  live_.latency[op].record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count()));
+  rpc::Writer w;
+  if (r.status == Code::kOk) {
+    w.put(r.version);
+    if (op == kGetOp) w.bytes(r.value);
+    rpc_->respond(to, r.status, w.span());
+  } else {
+    rpc_->respond(to, r.status, rpc::as_bytes_of(r.error));
+  }
+}
+
+void Worker::publish() {
+  live_.transport = ep_->stats();
+  live_.rpc = rpc_->stats();
+  std::lock_guard<std::mutex> lk(snap_mu_);
+  published_ = live_;
+}
+
+void Worker::wait_for_work() {
+  ep_->arm();
+  rpc_->poll();  // closes the race between arm() and blocking
+  if (!sched_.idle()) return;
+  pollfd fds[2] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+  ::poll(fds, 2, 5);
+  if (fds[1].revents != 0) {
+    uint64_t v;
+    [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof(v));
+  }
+}
+
+void Worker::run() {
+  init_status_ = init_in_thread();
+  init_done_.store(true);
+  if (!init_status_.is_ok()) return;
+  auto next_tick = Clock::now();
+  int idle = 0;
+  bool busy_poll = node_.options().busy_poll;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    size_t handled = rpc_->poll();
+    size_t ran = sched_.run_ready();
+    auto now = Clock::now();
+    if (now >= next_tick) {
+      next_tick = now + kTick;
+      connect_peers();
+      protocol_->tick();
+      publish();
+    }
+    rpc_->flush();
+    if (handled == 0 && ran == 0 && sched_.idle()) {
+      if (++idle > kIdleSpins && !busy_poll) wait_for_work();
+    } else {
+      idle = 0;
+    }
+  }
+  // Graceful stop: keep serving in-flight operations for a bounded time.
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (live_.inflight > 0 && Clock::now() < deadline) {
+    rpc_->poll();
+    sched_.run_ready();
+    rpc_->flush();
+  }
+  publish();
+}
+
+}  // namespace rdx::server

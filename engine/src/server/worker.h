@@ -1,0 +1,94 @@
+#pragma once
+// A worker thread: one transport endpoint, one RPC layer, one coroutine scheduler, one store session and one
+// instance of the node's protocol. Worker i talks to worker i of every other node (outgoing connections it keeps up,
+// reconnecting with back-off) and serves clients connected to it.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/histogram.h"
+#include "common/net.h"
+#include "rpc/rpc.h"
+#include "server/protocol.h"
+
+namespace rdx::server {
+
+class Node;
+
+// Counters a worker publishes for metrics (copied under a mutex every ~100 ms; never read from the hot path).
+struct WorkerSnapshot {
+  transport::EndpointStats transport;
+  rpc::RpcStats rpc;
+  uint64_t ops[3] = {0, 0, 0};       // get, put, del served through the client API
+  uint64_t op_errors[3] = {0, 0, 0};
+  Histogram latency[3];              // server-side latency of client ops, ns
+  uint64_t inflight = 0;
+  bool peers_up = false;             // connected to every node it needs (readiness)
+};
+
+class Worker final : public WorkerContext {
+ public:
+  Worker(Node& node, uint16_t index);
+  ~Worker() override;
+
+  // Starts the thread; returns once the endpoint exists (or failed to be created).
+  Status start();
+  void request_stop();
+  void join();
+  WorkerSnapshot snapshot() const;
+
+  // WorkerContext
+  rpc::Rpc& rpc() override { return *rpc_; }
+  rpc::Scheduler& sched() override { return sched_; }
+  store::HashTable& table() override;
+  store::Session& session() override { return *session_; }
+  const Topology& topology() const override;
+  uint16_t self() const override;
+  uint16_t worker_index() const override { return index_; }
+  std::optional<transport::ConnId> peer(uint16_t node) const override;
+  NodeShared& shared() override;
+
+ private:
+  struct Peer {
+    std::optional<transport::ConnId> conn;
+    bool up = false;
+    std::chrono::steady_clock::time_point next_attempt{};
+    std::chrono::milliseconds backoff{50};
+  };
+  enum OpIndex { kGetOp = 0, kPutOp = 1, kDelOp = 2 };
+
+  void run();
+  Status init_in_thread();
+  void connect_peers();
+  void on_conn_event(const transport::Completion& c);
+  void register_client_api();
+  rpc::Task<void> serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value);
+  void publish();
+  void wait_for_work();
+  bool needs_peer(uint16_t node) const;
+
+  Node& node_;
+  uint16_t index_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  net::UniqueFd wake_;
+  Status init_status_;
+  std::atomic<bool> init_done_{false};
+
+  std::unique_ptr<transport::Endpoint> ep_;
+  rpc::Scheduler sched_;
+  std::unique_ptr<rpc::Rpc> rpc_;
+  std::optional<store::Session> session_;
+  std::unique_ptr<Protocol> protocol_;
+  std::vector<Peer> peers_;  // by node id
+
+  WorkerSnapshot live_;  // owned by the worker thread
+  mutable std::mutex snap_mu_;
+  WorkerSnapshot published_;
+};
+
+}  // namespace rdx::server
