@@ -31,6 +31,12 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 inline constexpr size_t kMaxValueBytes = 1 << 20;
 // Version argument meaning "the table picks the next version" (current + 1, or a fresh version for new keys).
 inline constexpr uint64_t kAutoVersion = 0;
+// Versions are 48-bit (the record's version word also carries a write-in-progress bit and a block incarnation).
+inline constexpr uint64_t kMaxVersion = (uint64_t{1} << 48) - 1;
+// Lock word of a record the store retired (removed, or moved to another block by an update). The store swaps it in
+// atomically and carries the previous value over to the new block, so a protocol lock survives relocation and a
+// peer's CAS on a stale record (expecting unlocked or its own lock value) fails instead of being lost.
+inline constexpr uint64_t kRetiredLockWord = ~uint64_t{0};
 
 struct TableConfig {
   std::span<std::byte> arena;     // all memory the table may use (index + records), e.g. a registered MemoryBlock
@@ -109,7 +115,8 @@ class HashTable {
   OpStatus get(Session& s, std::string_view key, std::string* value_out, uint64_t* version_out = nullptr);
   // Upsert. version == kAutoVersion: new version = current + 1 (fresh keys get a version never used for this key
   // before in this table, so delete + re-insert cannot repeat a version). Explicit version: applied only if newer than
-  // the stored version (else kStale); used by replication, where the primary assigns versions.
+  // the stored version (else kStale); used by replication, where the primary assigns versions. Versions above
+  // kMaxVersion give kTooLarge.
   OpStatus put(Session& s, std::string_view key, std::string_view value, uint64_t version = kAutoVersion,
                uint64_t* version_out = nullptr);
   OpStatus insert(Session& s, std::string_view key, std::string_view value, uint64_t* version_out = nullptr);

@@ -80,11 +80,12 @@ std::optional<Header> decode_header(uint64_t word) {
   return h;
 }
 
-void create(std::byte* rec, uint32_t capacity, std::string_view key, std::string_view value, uint64_t version) {
+void create(std::byte* rec, uint32_t capacity, std::string_view key, std::string_view value, uint64_t version,
+            uint64_t lock_word) {
   // Whatever the block held before (an older record, or nothing), the next incarnation differs from it.
   const uint64_t previous = word_at(rec, kVersionOffset).load(std::memory_order_relaxed);
   const uint64_t word = version_word(version, incarnation_of(previous) + 1);
-  word_at(rec, kLockOffset).store(0, std::memory_order_release);
+  word_at(rec, kLockOffset).store(lock_word, std::memory_order_release);
   publish(rec, capacity, previous, word, key, value);
 }
 
@@ -93,10 +94,11 @@ void overwrite(std::byte* rec, std::string_view key, std::string_view value, uin
   publish(rec, header(rec).capacity, previous, version_word(version, incarnation_of(previous)), key, value);
 }
 
-void mark_deleted(std::byte* rec) {
+uint64_t retire(std::byte* rec) {
   Header h = header(rec);
   h.deleted = true;
   word_at(rec, kHeaderOffset).store(encode_header(h), std::memory_order_release);
+  return word_at(rec, kLockOffset).exchange(kRetiredLockWord, std::memory_order_acq_rel);
 }
 
 Header header(std::byte* rec) {

@@ -2,7 +2,8 @@
 // Record layout in the arena, shared by local readers/writers and by peers that fetch records with one-sided READs.
 // A record occupies one allocator block of `capacity` bytes (a multiple of 8, 8-byte aligned):
 //
-//   [0]             lock word     owned by protocols (remote peers CAS it); the store only zeroes it at creation
+//   [0]             lock word     owned by protocols (remote peers CAS it); the store only initializes it and
+//                                 swaps in kRetiredLockWord when the record is retired
 //   [8]             version word  bit 0: write in progress; bits 1..15: block incarnation; bits 16..63: version
 //   [16]            header word   key_len | val_len | capacity/8 | deleted flag | marker (see encode_header)
 //   [24]            key bytes, then value bytes, then padding
@@ -26,6 +27,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "store/hashtable.h"
 
 namespace rdx::store::record {
 
@@ -34,7 +36,6 @@ inline constexpr size_t kVersionOffset = 8;
 inline constexpr size_t kHeaderOffset = 16;
 inline constexpr size_t kKeyOffset = 24;
 inline constexpr size_t kOverheadBytes = kKeyOffset + 8;  // lock, version, header words + trailer
-inline constexpr uint64_t kMaxVersion = (uint64_t{1} << 48) - 1;
 inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) * 8;
 
 inline constexpr size_t round_up8(size_t n) { return (n + 7) & ~size_t{7}; }
@@ -67,12 +68,14 @@ inline std::atomic_ref<uint64_t> word_at(std::byte* rec, size_t offset) {
 // --- writers (the caller holds the record's bucket lock, or the block is not yet reachable) ---
 
 // Builds a new record in a freshly allocated block of `capacity` bytes, bumping the block's incarnation.
-void create(std::byte* rec, uint32_t capacity, std::string_view key, std::string_view value, uint64_t version);
+void create(std::byte* rec, uint32_t capacity, std::string_view key, std::string_view value, uint64_t version,
+            uint64_t lock_word = 0);
 // Replaces the value in place (same key, bytes_needed(key, value) <= capacity) and sets a new version.
 void overwrite(std::byte* rec, std::string_view key, std::string_view value, uint64_t version);
 // Flags a record that is no longer reachable from the index (removed or replaced by a newer block). Readers that
-// reach it through a stale slot look the key up again; remote readers get kNotFound.
-void mark_deleted(std::byte* rec);
+// reach it through a stale slot look the key up again; remote readers get kNotFound. Swaps kRetiredLockWord into
+// the lock word and returns the lock word it held (to carry over to a replacement block).
+uint64_t retire(std::byte* rec);
 
 // --- local readers (lock-free; the caller's epoch keeps the block alive) ---
 

@@ -82,7 +82,8 @@ struct HashTable::Impl {
   Step update_existing(SessionState& s, LockedChain& c, SlotRef where, std::byte* rec, Op op, uint64_t h,
                        std::string_view key, std::string_view value, uint64_t version, uint64_t* version_out,
                        OpStatus* status);
-  void retire_record(SessionState& s, std::byte* rec);
+  // Flags the record deleted, hands it to epoch reclamation and returns the lock word it held.
+  uint64_t retire_record(SessionState& s, std::byte* rec);
 };
 
 }  // namespace rdx::store

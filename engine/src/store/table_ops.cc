@@ -52,7 +52,7 @@ OpStatus HashTable::Impl::execute_one(SessionState& s, Request& r, uint64_t h) {
 
 OpStatus HashTable::Impl::write(SessionState& s, Op op, uint64_t h, std::string_view key, std::string_view value,
                                 uint64_t version, uint64_t* version_out) {
-  if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes || version > record::kMaxVersion) {
+  if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes || version > kMaxVersion) {
     return OpStatus::kTooLarge;
   }
   if (op == Op::kInsert) version = kAutoVersion;
@@ -98,8 +98,8 @@ HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64
     const uint64_t v =
         version != kAutoVersion ? version : removed_version_max.load(std::memory_order_relaxed) + 1;
     const size_t need = record::bytes_needed(key.size(), value.size());
-    auto block = v > record::kMaxVersion ? std::nullopt : records.allocate(s.cache, need);
-    if (v > record::kMaxVersion) {
+    auto block = v > kMaxVersion ? std::nullopt : records.allocate(s.cache, need);
+    if (v > kMaxVersion) {
       *status = OpStatus::kTooLarge;
       step = Step::kDone;
     } else if (!block) {
@@ -147,7 +147,7 @@ HashTable::Impl::Step HashTable::Impl::update_existing(SessionState& s, LockedCh
     return Step::kDone;
   }
   const uint64_t v = version != kAutoVersion ? version : stored + 1;
-  if (v > record::kMaxVersion) {
+  if (v > kMaxVersion) {
     *status = OpStatus::kTooLarge;
     return Step::kDone;
   }
@@ -157,22 +157,27 @@ HashTable::Impl::Step HashTable::Impl::update_existing(SessionState& s, LockedCh
   } else {
     auto block = records.allocate(s.cache, need);
     if (!block) return Step::kNeedMemory;  // the old record stays as it was
-    record::create(pages.base() + block->offset, block->capacity, key, value, v);
+    std::byte* fresh = pages.base() + block->offset;
+    record::create(fresh, block->capacity, key, value, v);
+    // The old block's lock word goes with the key (atomically: a CAS from a peer either lands before the swap and is
+    // carried over, or fails on the retired word), then the new block becomes reachable.
+    const uint64_t lock = retire_record(s, rec);
+    record::word_at(fresh, record::kLockOffset).store(lock, std::memory_order_release);
     bucket_word(where.bucket, where.slot).store(make_slot(hash_tag(h), block->offset), std::memory_order_release);
-    retire_record(s, rec);
   }
   if (version_out != nullptr) *version_out = v;
   *status = OpStatus::kOk;
   return Step::kDone;
 }
 
-void HashTable::Impl::retire_record(SessionState& s, std::byte* rec) {
-  record::mark_deleted(rec);
+uint64_t HashTable::Impl::retire_record(SessionState& s, std::byte* rec) {
+  const uint64_t lock = record::retire(rec);
   Retired r;
   r.kind = Retired::Kind::kRecord;
   r.offset = static_cast<uint64_t>(rec - pages.base());
   r.capacity = record::header(rec).capacity;
   epochs.retire(s.epoch, r);
+  return lock;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -318,14 +318,28 @@ TEST(HashTable, RecordRefExposesLockWordVersionAndRemoteImage) {
   const uint64_t offset = ref.arena_offset();
   const uint32_t length = ref.length();
 
-  // The lock word survives value updates; after removal the old image says "not found".
+  // The lock word survives in-place value updates.
   ASSERT_EQ(t->put(s, "acct:1", "balance=90"), OpStatus::kOk);
   RecordRef again = t->find(s, "acct:1");
   EXPECT_EQ(again.arena_offset(), offset);
   EXPECT_EQ(again.lock_word().load(), 0xabcu);
   EXPECT_EQ(again.version(), 42u);
-  ASSERT_EQ(t->remove(s, "acct:1"), OpStatus::kOk);
+  // An update into a bigger block carries the lock over; the old block's lock word refuses further CASes.
+  ASSERT_EQ(t->put(s, "acct:1", std::string(500, 'b')), OpStatus::kOk);
+  RecordRef relocated = t->find(s, "acct:1");
+  EXPECT_NE(relocated.arena_offset(), offset);
+  EXPECT_EQ(relocated.lock_word().load(), 0xabcu);
+  uint64_t stale_expected = 0xabc;
+  EXPECT_FALSE(reinterpret_cast<std::atomic<uint64_t>*>(t.arena() + offset)
+                   ->compare_exchange_strong(stale_expected, 0));  // a peer's unlock on the stale record fails
+  EXPECT_EQ(stale_expected, kRetiredLockWord);
   atomic_load_bytes(image.data(), t.arena() + offset, length);
+  EXPECT_EQ(HashTable::decode_remote_record(image, "acct:1", &v, &ver).code(), Code::kNotFound);
+
+  const uint64_t relocated_offset = relocated.arena_offset();
+  image.resize(relocated.length());  // before the next call ends the reference's protection
+  ASSERT_EQ(t->remove(s, "acct:1"), OpStatus::kOk);
+  atomic_load_bytes(image.data(), t.arena() + relocated_offset, image.size());
   EXPECT_EQ(HashTable::decode_remote_record(image, "acct:1", &v, &ver).code(), Code::kNotFound);
 }
 

@@ -38,6 +38,8 @@ TEST(Record, HeaderRoundTripsAndRejectsGarbage) {
 
 TEST(Record, CreateReadOverwriteAndDelete) {
   Block b(128);
+  create(b.data(), b.capacity, "key-1", "value-one", 7, /*lock_word=*/5);
+  EXPECT_EQ(word_at(b.data(), kLockOffset).load(), 5u);
   create(b.data(), b.capacity, "key-1", "value-one", 7);
   EXPECT_TRUE(key_equals(b.data(), "key-1"));
   EXPECT_FALSE(key_equals(b.data(), "key-2"));
@@ -49,13 +51,17 @@ TEST(Record, CreateReadOverwriteAndDelete) {
   EXPECT_EQ(ver, 7u);
   EXPECT_EQ(word_at(b.data(), kLockOffset).load(), 0u);
 
+  word_at(b.data(), kLockOffset).store(9);
   overwrite(b.data(), "key-1", "a longer second value", 8);
   ASSERT_EQ(read(b.data(), &v, &ver), ReadResult::kOk);
   EXPECT_EQ(v, "a longer second value");
   EXPECT_EQ(ver, 8u);
   EXPECT_EQ(stable_version(b.data()), 8u);
+  EXPECT_EQ(word_at(b.data(), kLockOffset).load(), 9u) << "in-place writes leave the lock word alone";
 
-  mark_deleted(b.data());
+  word_at(b.data(), kLockOffset).store(77);  // a protocol lock
+  EXPECT_EQ(retire(b.data()), 77u);          // handed back so an update can carry it to the new block
+  EXPECT_EQ(word_at(b.data(), kLockOffset).load(), kRetiredLockWord);
   EXPECT_EQ(read(b.data(), &v, &ver), ReadResult::kDeleted);
 }
 
@@ -96,7 +102,7 @@ TEST(Record, DecodeImageClassifiesEveryCase) {
   std::vector<std::byte> zeros(96);
   EXPECT_EQ(decode_image(zeros, "user:42", &v, &ver).code(), Code::kInvalidArgument);
 
-  mark_deleted(b.data());
+  retire(b.data());
   EXPECT_EQ(decode_image(b.image(), "user:42", &v, &ver).code(), Code::kNotFound);
 }
 
