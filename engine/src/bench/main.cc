@@ -2,6 +2,7 @@
 // N client threads x M outstanding operations, fixed duration, latency histograms (not sorted samples), JSON output,
 // and an optional read-back of every acknowledged write (no acknowledged write may be lost).
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -49,6 +50,7 @@ struct Acked {
 
 struct ThreadState {
   Histogram read_lat, write_lat;
+  std::vector<uint64_t> per_second;  // completed operations (any status) per second of the measured run
   uint64_t reads = 0, writes = 0;
   std::map<Code, uint64_t> errors;
   std::unordered_map<uint64_t, Acked> acked;
@@ -90,6 +92,9 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
       if (r.version > a.version) a = Acked{r.version, hash_key(value)};
     }
     if (t0 < start) continue;  // warm-up
+    auto sec = static_cast<size_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - start).count());
+    if (st.per_second.size() <= sec) st.per_second.resize(sec + 1);
+    ++st.per_second[sec];
     auto ns = static_cast<uint64_t>(std::chrono::nanoseconds(t1 - t0).count());
     if (read) {
       ++st.reads;
@@ -234,7 +239,9 @@ int run(const Options& o) {
   uint64_t nreads = 0, nwrites = 0, nerrors = 0;
   std::map<Code, uint64_t> errors;
   std::unordered_map<uint64_t, Acked> acked;
+  std::vector<uint64_t> timeline(static_cast<size_t>(std::ceil(measured)), 0);
   for (auto& st : states) {
+    for (size_t i = 0; i < st.per_second.size() && i < timeline.size(); ++i) timeline[i] += st.per_second[i];
     reads.merge(st.read_lat);
     writes.merge(st.write_lat);
     nreads += st.reads;
@@ -254,6 +261,7 @@ int run(const Options& o) {
   out["config"] = {{"threads", o.threads}, {"outstanding", o.outstanding}, {"duration_s", o.duration_s},
                    {"transport", topo->transport}, {"nodes", topo->nodes.size()}, {"shards", topo->shards.size()}};
   out["ops"] = nreads + nwrites;
+  out["ops_per_second"] = timeline;
   out["throughput_ops_s"] = tput;
   out["read"] = latency_json(reads);
   out["write"] = latency_json(writes);

@@ -16,7 +16,7 @@ using rpc::Task;
 
 namespace {
 constexpr auto kTick = std::chrono::milliseconds(100);
-constexpr auto kMaxBackoff = std::chrono::milliseconds(2000);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
 constexpr int kIdleSpins = 64;  // empty loop iterations before the worker blocks on its fds
 }  // namespace
 
@@ -81,21 +81,25 @@ Status Worker::init_in_thread() {
   return Status::ok();
 }
 
+// A primary talks to its replicas (replication) and every node to every primary (forwarding); backups of one shard
+// never talk to each other.
 bool Worker::needs_peer(uint16_t n) const {
   const Topology& t = node_.topology();
   if (n == self() || t.nodes[n].role != Role::kData) return false;
   int my_shard = t.nodes[self()].shard;
-  return t.nodes[n].shard == my_shard || t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n;
+  bool i_am_primary = t.primary_of(static_cast<uint32_t>(my_shard)) == self();
+  return (i_am_primary && t.nodes[n].shard == my_shard) || t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n;
 }
 
 void Worker::connect_peers() {
   const Topology& t = node_.topology();
   auto now = Clock::now();
-  bool all_primaries = true;
+  bool all_up = true;
   for (uint16_t n = 0; n < t.nodes.size(); ++n) {
     if (!needs_peer(n)) continue;
     Peer& p = peers_[n];
-    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n && !p.up) all_primaries = false;
+    // Ready means connected to every needed peer, except replicas this primary excluded (they rejoin on their own).
+    if (!p.up && node_.shared().member(n) != MemberState::kFailed) all_up = false;
     if (p.conn || now < p.next_attempt) continue;
     const NodeSpec& spec = t.nodes[n];
     auto c = ep_->connect({n, spec.host, spec.port, spec.rdma_addr}, index_);
@@ -107,7 +111,7 @@ void Worker::connect_peers() {
       p.backoff = std::min(p.backoff * 2, kMaxBackoff);
     }
   }
-  live_.peers_up = all_primaries;
+  live_.peers_up = all_up;
 }
 
 void Worker::on_conn_event(const transport::Completion& c) {
@@ -120,12 +124,15 @@ void Worker::on_conn_event(const transport::Completion& c) {
       p.backoff = std::chrono::milliseconds(50);
       spdlog::info("worker {}: connected to {}", index_, node_.topology().nodes[n].name);
     } else if (c.kind == transport::CompletionKind::kConnDown) {
-      if (p.up) spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
+      bool was_up = p.up;
       p.up = false;
       p.conn.reset();
       p.next_attempt = Clock::now() + p.backoff;
       p.backoff = std::min(p.backoff * 2, kMaxBackoff);
-      node_.on_peer_lost(n);
+      if (was_up) {  // a refused attempt (peer not started yet) is not a failure of an established replica
+        spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
+        node_.on_peer_lost(n);
+      }
     }
     return;
   }

@@ -1,0 +1,110 @@
+"""Fixtures for multi-process tests: real rdxd processes on loopback, driven through engine/tools/rdx-local."""
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+ENGINE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RDX_LOCAL = os.path.join(ENGINE, "tools", "rdx-local")
+BIN = os.environ.get("RDX_BIN", os.path.join(ENGINE, "build", "release", "bin"))
+
+
+def run(cmd, timeout=120, check=True):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+class Cluster:
+    def __init__(self, d):
+        self.dir = str(d)
+        self.topology_path = os.path.join(self.dir, "topology.json")
+
+    def up(self, nodes=3, shards=1, workers=2, extra=()):
+        run([sys.executable, RDX_LOCAL, "up", "--dir", self.dir, "--nodes", str(nodes), "--shards", str(shards),
+             "--workers", str(workers), "--bin", BIN, "--memory-mb", "128", *extra], timeout=90)
+        return self
+
+    @property
+    def topology(self):
+        with open(self.topology_path) as f:
+            return json.load(f)
+
+    def node(self, name):
+        return next(n for n in self.topology["nodes"] if n["name"] == name)
+
+    def http(self, name, path):
+        n = self.node(name)
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{n['http_port']}{path}", timeout=2) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def metric(self, name, metric, **labels):
+        """Sum of a metric's samples on a node whose labels include `labels`."""
+        _, text = self.http(name, "/metrics")
+        total = 0.0
+        for line in text.splitlines():
+            if not line.startswith(metric + "{") and not line.startswith(metric + " "):
+                continue
+            if all(f'{k}="{v}"' in line for k, v in labels.items()):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def kill(self, name, signal="KILL"):
+        run([sys.executable, RDX_LOCAL, "kill", "--dir", self.dir, "--node", name, "--signal", signal])
+
+    def start(self, name, wait=True):
+        run([sys.executable, RDX_LOCAL, "start", "--dir", self.dir, "--node", name, "--bin", BIN]
+            + ([] if wait else ["--no-wait"]), timeout=90)
+
+    def pid(self, name):
+        with open(os.path.join(self.dir, "pids.json")) as f:
+            return json.load(f).get(name)
+
+    def log(self, name):
+        with open(os.path.join(self.dir, f"{name}.log"), errors="replace") as f:
+            return f.read()
+
+    def down(self):
+        run([sys.executable, RDX_LOCAL, "down", "--dir", self.dir], check=False)
+
+    def bench(self, *args, timeout=180, check=True):
+        out = os.path.join(self.dir, f"bench-{time.time_ns()}.json")
+        p = run([os.path.join(BIN, "rdx-bench"), "--config", self.topology_path, "--json", out, *args],
+                timeout=timeout, check=check)
+        result = json.load(open(out)) if os.path.exists(out) else None
+        return p, result
+
+    def bench_async(self, *args):
+        out = os.path.join(self.dir, f"bench-{time.time_ns()}.json")
+        p = subprocess.Popen([os.path.join(BIN, "rdx-bench"), "--config", self.topology_path, "--json", out, *args],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return p, out
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path / "cluster")
+    yield c
+    c.down()
+    # Dump logs of a failed test (pytest shows captured output on failure).
+    for f in sorted(os.listdir(c.dir)) if os.path.isdir(c.dir) else []:
+        if f.endswith(".log"):
+            print(f"----- {f} (tail) -----")
+            print(open(os.path.join(c.dir, f), errors="replace").read()[-3000:])
+
+
+def wait_until(pred, timeout=30, interval=0.1, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
