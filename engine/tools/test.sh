@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# make test-engine: the gtest suite and multi-process integration tests on the release build, then the same unit
+# tests under ASan+UBSan, the concurrency tests under TSan, and the ASan binaries through the integration tests.
+# RDX_TEST_TIERS (default "release asan tsan") selects tiers.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+tiers=${RDX_TEST_TIERS:-release asan tsan}
+jobs=${RDX_JOBS:-2}
+log() { printf '\n=== %s ===\n' "$*"; }
+
+run_ctest() {  # flavor [ctest args...]
+  local flavor=$1; shift
+  ctest --test-dir "$here/build/$flavor" --output-on-failure --timeout 300 -j "$jobs" "$@"
+}
+
+verbs_note() {  # report verbs tests honestly: run where a device exists, otherwise say why they did not run
+  local bin=$here/build/$1/src/transport/verbs/transport_verbs_test
+  [ -x "$bin" ] || return 0
+  local out; out=$("$bin" 2>&1 || true)
+  if grep -q "NOT RUN" <<<"$out"; then
+    echo "verbs transport tests: NOT RUN here ($(grep -o 'NOT RUN[^)]*)' <<<"$out" | head -1)); they run on soft-RoCE in make test-softroce"
+  fi
+}
+
+for tier in $tiers; do
+  case $tier in
+    release)
+      log "release: build"
+      bash "$here/tools/build.sh" release
+      log "release: unit tests (gtest via ctest)"
+      run_ctest release
+      verbs_note release
+      log "release: multi-process integration tests"
+      RDX_BIN=$here/build/release/bin python3 -m pytest -q "$here/tests/integration"
+      ;;
+    asan)
+      log "asan: build (ASan+UBSan)"
+      bash "$here/tools/build.sh" asan
+      log "asan: unit tests"
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest asan
+      log "asan: integration tests on sanitized binaries"
+      ASAN_OPTIONS=detect_leaks=1 RDX_BIN=$here/build/asan/bin python3 -m pytest -q "$here/tests/integration"
+      ;;
+    tsan)
+      log "tsan: build"
+      bash "$here/tools/build.sh" tsan
+      log "tsan: concurrency tests"
+      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest tsan -L concurrency
+      ;;
+    *) echo "unknown tier $tier" >&2; exit 2 ;;
+  esac
+done
+log "engine tests passed ($tiers)"
