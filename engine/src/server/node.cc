@@ -1,5 +1,8 @@
 #include "server/node.h"
 
+#include <cstdlib>
+#include <fstream>
+
 #include <spdlog/spdlog.h>
 
 #include "server/worker.h"
@@ -27,6 +30,7 @@ Result<std::unique_ptr<Node>> Node::create(Topology topo, NodeOptions opts) {
 
 Status Node::start() {
   const NodeSpec& me = spec();
+  RDX_RETURN_IF_ERROR(load_password());
   auto arena = MemoryBlock::allocate(size_t{topo_.memory_mb} << 20, topo_.hugepages);
   if (!arena) return arena.status();
   arena_ = std::move(arena.value());
@@ -86,6 +90,35 @@ void Node::stop() {
   http_.stop();
   workers_.clear();
   transport_.reset();
+}
+
+// The Redis password: $RDX_PASSWORD, else the first line of auth.password_file (so it can come from a Secret).
+Status Node::load_password() {
+  if (const char* env = std::getenv("RDX_PASSWORD"); env != nullptr && *env != '\0') {
+    password_ = env;
+    return Status::ok();
+  }
+  if (topo_.password_file.empty()) return Status::ok();
+  std::ifstream in(topo_.password_file);
+  if (!in) return error(Code::kInvalidArgument, "auth.password_file '{}' cannot be read", topo_.password_file);
+  std::getline(in, password_);
+  while (!password_.empty() && (password_.back() == '\r' || password_.back() == ' ')) password_.pop_back();
+  if (password_.empty()) return error(Code::kInvalidArgument, "auth.password_file '{}' is empty", topo_.password_file);
+  return Status::ok();
+}
+
+std::string Node::info_text() const {
+  store::TableStats ts = table_->stats();
+  return fmt::format(
+      "# Server\r\nrdx_version:0.1.0\r\nredis_version:7.0.0\r\nrdx_cluster:{}\r\nrdx_node:{}\r\nrdx_epoch:{}\r\n"
+      "rdx_transport:{}\r\nrdx_replication:{}\r\nrdx_txn_protocol:{}\r\nrdx_shards:{}\r\nrdx_nodes:{}\r\n"
+      "\r\n# Replication\r\nrole:{}\r\nrdx_in_sync:{}\r\n"
+      "\r\n# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\n"
+      "\r\n# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
+      topo_.cluster, spec().name, topo_.epoch, topo_.transport, topo_.replication, topo_.txn_protocol,
+      topo_.shards.size(), topo_.nodes.size(),
+      topo_.primary_of(static_cast<uint32_t>(spec().shard)) == self_ ? "master" : "slave", shared_->in_sync() ? 1 : 0,
+      ts.arena_used, ts.arena_size, ts.keys);
 }
 
 bool Node::ready() const {

@@ -7,6 +7,7 @@
 
 #include "common/memory.h"
 #include "metrics/metrics.h"
+#include "server/frontend.h"
 #include "server/http.h"
 #include "server/node_shared.h"
 #include "server/protocol.h"
@@ -49,18 +50,27 @@ class Node {
   metrics::Registry& metrics() { return metrics_; }
   uint16_t http_port() const { return http_.port(); }
 
+  // The Redis endpoint: set before start(); every worker then serves it on the node's redis_port.
+  void set_frontend_factory(FrontendFactory f) { frontend_factory_ = std::move(f); }
+  const FrontendFactory& frontend_factory() const { return frontend_factory_; }
+  const std::string& password() const { return password_; }
+  std::string info_text() const;
+
   // A worker lost its connection to `node` (failure detection input for the replication protocol).
   void on_peer_lost(uint16_t node);
 
  private:
   Node(Topology topo, NodeOptions opts, uint16_t self);
   void register_metrics();
+  Status load_password();
 
   Topology topo_;
   NodeOptions opts_;
   uint16_t self_;
   std::unique_ptr<NodeShared> shared_;
   ProtocolFactory protocol_factory_;
+  FrontendFactory frontend_factory_;
+  std::string password_;
   MemoryBlock arena_;
   std::unique_ptr<store::HashTable> table_;
   std::unique_ptr<transport::Transport> transport_;

@@ -78,6 +78,13 @@ Status Worker::init_in_thread() {
   protocol_ = node_.protocol_factory()(*this);
   protocol_->start();
   register_client_api();
+  if (node_.frontend_factory() && node_.spec().redis_port != 0) {
+    FrontendEnv env{*this, *protocol_, nullptr, node_.options().listen_host, node_.spec().redis_port,
+                    node_.password(), [this] { return node_.info_text(); }};
+    auto fe = node_.frontend_factory()(std::move(env));
+    if (!fe) return fe.status();
+    frontend_ = std::move(fe.value());
+  }
   return Status::ok();
 }
 
@@ -199,8 +206,9 @@ void Worker::wait_for_work() {
   ep_->arm();
   rpc_->poll();  // closes the race between arm() and blocking
   if (!sched_.idle()) return;
-  pollfd fds[2] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-  ::poll(fds, 2, 5);
+  pollfd fds[3] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}, {-1, POLLIN, 0}};
+  if (frontend_) fds[2].fd = frontend_->wait_fd();
+  ::poll(fds, 3, 5);
   if (fds[1].revents != 0) {
     uint64_t v;
     [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof(v));
@@ -216,6 +224,7 @@ void Worker::run() {
   bool busy_poll = node_.options().busy_poll;
   while (!stop_.load(std::memory_order_relaxed)) {
     size_t handled = rpc_->poll();
+    if (frontend_) handled += frontend_->poll();
     size_t ran = sched_.run_ready();
     auto now = Clock::now();
     if (now >= next_tick) {
@@ -232,12 +241,15 @@ void Worker::run() {
     }
   }
   // Graceful stop: keep serving in-flight operations for a bounded time.
+  if (frontend_) frontend_->stop_accepting();
   auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (live_.inflight > 0 && Clock::now() < deadline) {
+  while ((live_.inflight > 0 || (frontend_ && frontend_->inflight() > 0)) && Clock::now() < deadline) {
     rpc_->poll();
+    if (frontend_) frontend_->poll();
     sched_.run_ready();
     rpc_->flush();
   }
+  frontend_.reset();
   publish();
 }
 

@@ -13,6 +13,7 @@
 #include "common/histogram.h"
 #include "common/net.h"
 #include "rpc/rpc.h"
+#include "server/frontend.h"
 #include "server/protocol.h"
 
 namespace rdx::server {
@@ -51,6 +52,7 @@ class Worker final : public WorkerContext {
   uint16_t worker_index() const override { return index_; }
   std::optional<transport::ConnId> peer(uint16_t node) const override;
   NodeShared& shared() override;
+  Protocol& protocol() { return *protocol_; }
 
  private:
   struct Peer {
@@ -84,6 +86,7 @@ class Worker final : public WorkerContext {
   std::unique_ptr<rpc::Rpc> rpc_;
   std::optional<store::Session> session_;
   std::unique_ptr<Protocol> protocol_;
+  std::unique_ptr<Frontend> frontend_;  // the Redis endpoint, when the node serves one
   std::vector<Peer> peers_;  // by node id
 
   WorkerSnapshot live_;  // owned by the worker thread
