@@ -39,6 +39,8 @@ class Transaction {
   virtual rpc::Task<Outcome> commit() = 0;
   // Gives up (nothing was applied; nothing is locked before commit()).
   virtual void abort() = 0;
+  // Labels the transaction in histories and per-type statistics (e.g. "SendPayment").
+  virtual void set_type(std::string type) = 0;
 };
 
 class TxnService {
