@@ -191,6 +191,8 @@ Status VerbsEndpoint::issue(ConnId id, Op op, RemotePtr target) {
     st = error(Code::kInvalidArgument, "atomic result pointer {:#x} is not 8-byte aligned", op.local);
   if (st.is_ok() && is_atomic(op.opcode) && !dev_.atomics)
     st = error(Code::kUnsupported, "{} does not support RDMA atomics", dev_.name);
+  if (st.is_ok() && op.len > dev_.port_attr.max_msg_sz)
+    st = error(Code::kInvalidArgument, "one-sided op of {} bytes (the port allows {})", op.len, dev_.port_attr.max_msg_sz);
   if (st.is_ok() && c->backlog.size() >= kMaxBacklog)
     st = error(Code::kResourceExhausted, "{} operations queued on connection {}: flush() and poll()", kMaxBacklog, id);
   if (!st.is_ok()) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
@@ -31,15 +32,17 @@ bool verbs_devices_present(std::string* why_not) {
                              "ibverbs-providers)", port->port.device);
     return false;
   }
-  for (const char* dev : {"/dev/infiniband/rdma_cm", "/dev/infiniband/uverbs0"}) {
-    if (access(dev, R_OK | W_OK) != 0) {
-      if (why_not != nullptr)
-        *why_not = fmt::format("{}: {} (load ib_uverbs and rdma_ucm, or mount /dev/infiniband into the container)",
-                               dev, strerror(errno));
-      return false;
-    }
-  }
-  return true;
+  auto inaccessible = [why_not](const std::string& dev, const char* what) {
+    if (why_not != nullptr)
+      *why_not = fmt::format("{}: {} (load ib_uverbs and rdma_ucm, or mount /dev/infiniband into the container)",
+                             dev, what);
+    return false;
+  };
+  if (access("/dev/infiniband/rdma_cm", R_OK | W_OK) != 0) return inaccessible("/dev/infiniband/rdma_cm", strerror(errno));
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/infiniband", ec))
+    if (e.path().filename().string().rfind("uverbs", 0) == 0 && access(e.path().c_str(), R_OK | W_OK) == 0) return true;
+  return inaccessible("/dev/infiniband/uverbs*", "no accessible verbs device node");
 }
 
 Result<std::unique_ptr<Transport>> make_verbs_transport(const TransportConfig& cfg) {

@@ -36,6 +36,7 @@ perftest_once() {  # tool args... -> t_typical (median) in us
 rdx_once() {  # op -> median in us
   RDX_VERBS_ADDR=$RDMA_IP "$RDX_BIN/verbs_lat" --ops "$1" --size 8 --iters "$ITERS" --runs 1 >/tmp/rdx.out 2>&1 ||
     { cat /tmp/rdx.out >&2; return 1; }
+  grep '^rdx_lat' /tmp/rdx.out >&2  # diagnostics (post path, polls per op, empty poll cost) into the stage log
   grep -oE "^rdx_lat op=$1 .*median_us=[0-9.]+" /tmp/rdx.out | grep -oE '[0-9.]+$'
 }
 

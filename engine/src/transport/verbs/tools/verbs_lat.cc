@@ -31,13 +31,14 @@ struct Options {
   int runs = 5;
   int warmup = 50;
   uint32_t size = 8;
+  bool hugepages = true;
   std::string json;
 };
 
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "verbs_lat: %s\nusage: verbs_lat [--ops read,write,cas] [--iters N] [--runs R] [--size BYTES] "
-               "[--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
+               "[--no-hugepages] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
                msg);
   std::exit(2);
 }
@@ -77,6 +78,8 @@ Options parse(int argc, char** argv) {
       o.warmup = number(0, 1'000'000);
     } else if (a == "--size") {
       o.size = static_cast<uint32_t>(number(8, 1 << 20));
+    } else if (a == "--no-hugepages") {
+      o.hugepages = false;
     } else if (a == "--json") {
       o.json = next();
     } else {
@@ -98,81 +101,103 @@ struct Side {
   ConnId conn = 0;
 };
 
-Side make_side(NodeId node) {
+Side make_side(NodeId node, bool hugepages) {
   Side s;
   TransportConfig cfg = verbs_test_config(node, 1);
+  cfg.hugepages = hugepages;
   auto t = make_verbs_transport(cfg);
   if (!t) {
     std::fprintf(stderr, "verbs_lat: %s\n", t.status().to_string().c_str());
     std::exit(1);
   }
   s.t = std::move(t.value());
-  s.region = std::move(MemoryBlock::allocate(1 << 20, true).value());
+  s.region = std::move(MemoryBlock::allocate(1 << 20, hugepages).value());
   if (!s.t->register_region(1, s.region.data(), s.region.size()).is_ok()) std::exit(1);
   s.ep = std::move(s.t->create_endpoint(0).value());
   return s;
 }
 
-// Waits (polling) for a completion of `kind` on `ep`; returns it. Exits on connection loss or a 30 s stall.
-Completion wait_kind(Endpoint& ep, CompletionKind kind) {
+// Waits (polling) for a completion of `kind` on `ep`; returns it and counts the poll() calls. Exits on connection
+// loss or a 30 s stall (the clock is read every 1024 polls only: clock reads are costly under emulation).
+Completion wait_kind(Endpoint& ep, CompletionKind kind, uint64_t* polls = nullptr) {
   Completion cs[16];
   auto until = Clock::now() + std::chrono::seconds(30);
-  for (;;) {
+  for (uint64_t k = 1;; ++k) {
     size_t n = ep.poll(cs);
     for (size_t i = 0; i < n; ++i) {
-      if (cs[i].kind == kind) return cs[i];
+      if (cs[i].kind == kind) {
+        if (polls != nullptr) *polls += k;
+        return cs[i];
+      }
       if (cs[i].kind == CompletionKind::kConnDown) {
         std::fprintf(stderr, "verbs_lat: connection lost\n");
         std::exit(1);
       }
     }
-    if (Clock::now() > until) {
+    if (k % 1024 == 0 && Clock::now() > until) {
       std::fprintf(stderr, "verbs_lat: no completion within 30 s\n");
       std::exit(1);
     }
   }
 }
 
-// Per-iteration latencies in microseconds for one run of `op`.
-std::vector<double> run_once(const std::string& op, Side& cli, Side& srv, const Options& o,
-                             std::atomic<uint64_t>& round) {
+struct RunResult {
+  std::vector<double> lat;   // per-iteration latency, us
+  std::vector<double> post;  // time spent in the backend's post path (op call + flush), us
+  uint64_t polls = 0;        // poll() calls until the completion, summed
+};
+
+// One run of `op`: warmup iterations, then `iters` measured ones.
+RunResult run_once(const std::string& op, Side& cli, const Options& o, std::atomic<uint64_t>& round) {
   Endpoint& ep = *cli.ep;
   std::byte* local = ep.scratch().data();
-  std::vector<double> lat;
-  lat.reserve(o.iters);
+  RunResult r;
+  r.lat.reserve(o.iters);
+  r.post.reserve(o.iters);
   const int total = o.warmup + o.iters;
-  if (op == "write") {
-    // Ping-pong: client writes n into the server's word; the server thread answers by writing n into ours.
-    auto* mine = reinterpret_cast<volatile uint64_t*>(cli.region.data());
-    auto* src = reinterpret_cast<uint64_t*>(local);
-    for (int i = 0; i < total; ++i) {
-      uint64_t n = round.fetch_add(1) + 1;
-      *src = n;
-      auto t0 = Clock::now();
-      if (!ep.write(cli.conn, {2, 1, 0}, src, o.size, 0, false).is_ok()) std::exit(1);
-      ep.flush();
-      Completion cs[4];
-      while (*mine != n) ep.poll(cs);
-      if (i >= o.warmup) lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
-    }
-    return lat;
-  }
+  auto* mine = reinterpret_cast<volatile uint64_t*>(cli.region.data());
+  auto* src = reinterpret_cast<uint64_t*>(local);
   auto* result = reinterpret_cast<uint64_t*>(local + 64);
+  Completion cs[4];
   for (int i = 0; i < total; ++i) {
+    const bool measured = i >= o.warmup;
+    uint64_t n = 0;
     auto t0 = Clock::now();
-    Status st = op == "read" ? ep.read(cli.conn, {2, 1, 4096}, local + 128, o.size, i)
-                             : ep.cas(cli.conn, {2, 1, 4096}, uint64_t(i), uint64_t(i) + 1, result, i);
-    if (!st.is_ok()) std::exit(1);
-    ep.flush();
-    Completion c = wait_kind(ep, op == "read" ? CompletionKind::kRead : CompletionKind::kCas);
-    if (c.status != Code::kOk) {
-      std::fprintf(stderr, "verbs_lat: %s failed: %s\n", op.c_str(), code_name(c.status));
+    Status st;
+    if (op == "write") {  // ping-pong: we write n into the server's word, its thread writes n back into ours
+      n = round.fetch_add(1) + 1;
+      *src = n;
+      st = ep.write(cli.conn, {2, 1, 0}, src, o.size, 0, false);
+    } else if (op == "read") {
+      st = ep.read(cli.conn, {2, 1, 4096}, local + 128, o.size, i);
+    } else {
+      st = ep.cas(cli.conn, {2, 1, 4096}, uint64_t(i), uint64_t(i) + 1, result, i);
+    }
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "verbs_lat: %s: %s\n", op.c_str(), st.to_string().c_str());
       std::exit(1);
     }
-    if (i >= o.warmup) lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    ep.flush();
+    auto t1 = Clock::now();
+    if (op == "write") {
+      uint64_t k = 0;
+      for (; *mine != n; ++k) ep.poll(cs);
+      if (measured) r.polls += k;
+    } else {
+      Completion c = wait_kind(ep, op == "read" ? CompletionKind::kRead : CompletionKind::kCas,
+                               measured ? &r.polls : nullptr);
+      if (c.status != Code::kOk) {
+        std::fprintf(stderr, "verbs_lat: %s failed: %s\n", op.c_str(), code_name(c.status));
+        std::exit(1);
+      }
+    }
+    auto t2 = Clock::now();
+    if (!measured) continue;
+    const double div = op == "write" ? 2 : 1;  // ping-pong: half the round trip, as ib_write_lat reports
+    r.lat.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count() / div);
+    r.post.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  (void)srv;
-  return lat;
+  return r;
 }
 
 int main_impl(int argc, char** argv) {
@@ -181,8 +206,8 @@ int main_impl(int argc, char** argv) {
     std::fprintf(stderr, "verbs_lat: no RDMA device: %s\n", verbs_env().why_not.c_str());
     return 3;
   }
-  Side srv = make_side(2);
-  Side cli = make_side(1);
+  Side srv = make_side(2, o.hugepages);
+  Side cli = make_side(1, o.hugepages);
   auto c = cli.ep->connect(verbs_peer(2, srv.t->listen_port()), 0);
   if (!c) {
     std::fprintf(stderr, "verbs_lat: connect: %s\n", c.status().to_string().c_str());
@@ -227,22 +252,35 @@ int main_impl(int argc, char** argv) {
   wait_kind(*cli.ep, CompletionKind::kConnUp);
   while (!srv_up.load()) std::this_thread::yield();
 
+  {  // The cost of one empty poll(): the granularity at which a completion is noticed.
+    Completion cs[16];
+    constexpr int kPolls = 20000;
+    auto t0 = Clock::now();
+    for (int i = 0; i < kPolls; ++i) cli.ep->poll(cs);
+    std::printf("rdx_lat empty_poll_us=%.3f\n",
+                std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kPolls);
+  }
   std::string json = "{\"addr\":\"" + verbs_env().addr + "\",\"size\":" + std::to_string(o.size) +
                      ",\"iters\":" + std::to_string(o.iters) + ",\"runs\":" + std::to_string(o.runs) + ",\"ops\":{";
   for (size_t k = 0; k < o.ops.size(); ++k) {
     const std::string& op = o.ops[k];
     pingpong.store(op == "write");
-    std::vector<double> medians, all;
+    std::vector<double> medians, all, posts;
+    uint64_t polls = 0;
     for (int r = 0; r < o.runs; ++r) {
-      auto lat = run_once(op, cli, srv, o, round);
-      medians.push_back(median(lat));
-      all.insert(all.end(), lat.begin(), lat.end());
+      RunResult res = run_once(op, cli, o, round);
+      medians.push_back(median(res.lat));
+      all.insert(all.end(), res.lat.begin(), res.lat.end());
+      posts.insert(posts.end(), res.post.begin(), res.post.end());
+      polls += res.polls;
     }
     std::sort(all.begin(), all.end());
     double med = median(medians);
     double p99 = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-    std::printf("rdx_lat op=%s size=%u iters=%d runs=%d median_us=%.2f min_us=%.2f p99_us=%.2f run_medians_us=", op.c_str(),
-                o.size, o.iters, o.runs, med, all.front(), p99);
+    double polls_per_op = static_cast<double>(polls) / static_cast<double>(all.size());
+    std::printf("rdx_lat op=%s size=%u iters=%d runs=%d median_us=%.2f min_us=%.2f p99_us=%.2f post_us=%.2f "
+                "polls_per_op=%.1f run_medians_us=",
+                op.c_str(), o.size, o.iters, o.runs, med, all.front(), p99, median(posts), polls_per_op);
     std::string runs_json;
     for (size_t r = 0; r < medians.size(); ++r) {
       std::printf("%s%.2f", r ? "," : "", medians[r]);
@@ -252,6 +290,7 @@ int main_impl(int argc, char** argv) {
     std::fflush(stdout);
     json += (k ? "," : "") + std::string("\"") + op + "\":{\"median_us\":" + std::to_string(med) +
             ",\"min_us\":" + std::to_string(all.front()) + ",\"p99_us\":" + std::to_string(p99) +
+            ",\"post_us\":" + std::to_string(median(posts)) + ",\"polls_per_op\":" + std::to_string(polls_per_op) +
             ",\"run_medians_us\":[" + runs_json + "]}";
   }
   json += "}}\n";
