@@ -9,7 +9,7 @@
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
 #           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if rdx/perftest exceeds it),
 #           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path),
-#           RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
+#           RDX_SOFTROCE_VERBS_TEST_ARGS (extra gtest flags for the verbs tests), RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
 #           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
 source "$(dirname "$0")/lib.sh"
 
@@ -58,8 +58,9 @@ cp -r "$SOFTROCE_DIR/guest" "$SHARE/guest"
 for s in $STAGES; do echo "${s%%:*} $( [ "${s#*:}" != "$s" ] && echo "${s#*:}")"; done >"$SHARE/stages"
 {
   echo "PERFTEST_ITERS=${PERFTEST_ITERS:-1000}"
-  echo "PERFTEST_RUNS=${PERFTEST_RUNS:-5}"
+  echo "PERFTEST_RUNS=${PERFTEST_RUNS:-7}"
   echo "RDX_SOFTROCE_SKIP_RXE=${RDX_SOFTROCE_SKIP_RXE:-0}"  # test hook: boot without the rxe device
+  printf 'VERBS_TEST_ARGS=%q\n' "${RDX_SOFTROCE_VERBS_TEST_ARGS:-}"  # e.g. --gtest_repeat=5 or a --gtest_filter
 } >"$SHARE/env"
 
 # --- boot -------------------------------------------------------------------------------------------------------

@@ -243,6 +243,13 @@ void VerbsEndpoint::on_established(ConnId id, const void* pdata, size_t plen) {
       spdlog::warn("verbs: endpoint w{}: connected to node {}, expected node {}", worker_, reply->node, c.peer_node);
     c.peer_node = reply->node;
   }
+  // rdma_cm picked the source GID from the address; it must be the one sysfs detection found (RoCE v2, IPv4).
+  ibv_qp_attr qa{};
+  ibv_qp_init_attr qi{};
+  if (ibv_query_qp(c.qp, &qa, IBV_QP_AV, &qi) == 0 && qa.ah_attr.is_global != 0 &&
+      qa.ah_attr.grh.sgid_index != dev_.gid_index)
+    spdlog::warn("verbs: endpoint w{} conn {}: rdma_cm uses GID index {}, sysfs detection chose {} (RoCE v1 default "
+                 "mode in configfs?)", worker_, id, qa.ah_attr.grh.sgid_index, dev_.gid_index);
   c.state = State::kEstablished;
   --connecting_;
   send_region_table(id);

@@ -5,7 +5,7 @@
 # reports the median of its per-run medians. Writes "<tool> <op> <run medians...>" lines to results/latency.txt.
 set -euo pipefail
 ITERS=${PERFTEST_ITERS:-1000}
-RUNS=${PERFTEST_RUNS:-5}
+RUNS=${PERFTEST_RUNS:-7}
 out=$RESULTS/latency.txt
 : >"$out"
 [ -x "$RDX_BIN/verbs_lat" ] || { echo "missing $RDX_BIN/verbs_lat"; exit 1; }

@@ -5,7 +5,8 @@ set -uo pipefail
 bin=$RDX_BIN/transport_verbs_test
 [ -x "$bin" ] || { echo "missing $bin"; exit 1; }
 export RDX_VERBS_ADDR=$RDMA_IP
-"$bin" --gtest_color=no --gtest_output=xml:"$RESULTS/verbs-tests.xml" 2>&1 | tee /tmp/verbs-tests.out
+# shellcheck disable=SC2086  # VERBS_TEST_ARGS holds several flags
+"$bin" --gtest_color=no --gtest_output=xml:"$RESULTS/verbs-tests.xml" ${VERBS_TEST_ARGS:-} 2>&1 | tee /tmp/verbs-tests.out
 rc=${PIPESTATUS[0]}
 count() { grep -oE "^\[  $1 *\] [0-9]+ test" /tmp/verbs-tests.out | grep -oE '[0-9]+' | tail -n1; }
 passed=$(count PASSED); failed=$(count FAILED); skipped=$(count SKIPPED)
