@@ -23,8 +23,13 @@ Result<std::unique_ptr<Node>> Node::create(Topology topo, NodeOptions opts) {
                  me->role == Role::kRo ? "ro" : "proxy");
   auto factory = find_replication_protocol(topo.replication);
   if (!factory) return factory.status();
+  auto steps = txn::find_commit_protocol(topo.txn_protocol);
+  if (!steps) return steps.status();
   std::unique_ptr<Node> n(new Node(std::move(topo), std::move(opts), me->id));
   n->protocol_factory_ = std::move(factory.value());
+  n->txn_config_.steps = steps.value();
+  n->txn_config_.local_backup_reads = n->topo_.local_backup_reads;
+  n->txn_config_.ht_batching = n->topo_.ht_batching;
   return n;
 }
 
@@ -135,9 +140,11 @@ std::string Node::readiness_detail() const {
 }
 
 void Node::on_peer_lost(uint16_t node) {
-  // The primary excludes a replica it can no longer reach: it missed (or may miss) writes.
+  // A backup this node can no longer reach misses (or may miss) the writes this node coordinates: exclude it.
+  // A primary cannot be excluded: without it its shard is unavailable (the node reports not ready) until it returns.
   const NodeSpec& me = spec();
-  if (topo_.nodes[node].shard != me.shard || topo_.primary_of(static_cast<uint32_t>(me.shard)) != self_) return;
+  const NodeSpec& lost = topo_.nodes[node];
+  if (lost.role != Role::kData || topo_.primary_of(static_cast<uint32_t>(lost.shard)) == node) return;
   if (shared_->member(node) != MemberState::kFailed) {
     shared_->set_member(node, MemberState::kFailed);
     spdlog::warn("node {}: replica {} unreachable; excluded until it rejoins", me.name, topo_.nodes[node].name);
@@ -159,7 +166,7 @@ void Node::register_metrics() {
       if (n == self_ || topo_.nodes[n].shard != spec().shard) continue;
       metrics::Labels l = base;
       l.emplace_back("replica", topo_.nodes[n].name);
-      w.gauge("rdx_replica_excluded", "1 if this primary excluded the replica (missed writes).",
+      w.gauge("rdx_replica_excluded", "1 if this node excluded the replica (unreachable, so it missed writes).",
               shared_->member(static_cast<uint16_t>(n)) == MemberState::kFailed ? 1 : 0, l);
     }
     static const char* kOps[] = {"get", "put", "del"};

@@ -14,6 +14,7 @@
 #include "server/topology.h"
 #include "store/hashtable.h"
 #include "transport/transport.h"
+#include "txn/service.h"
 
 namespace rdx::server {
 
@@ -47,6 +48,7 @@ class Node {
   NodeShared& shared() { return *shared_; }
   const NodeOptions& options() const { return opts_; }
   const ProtocolFactory& protocol_factory() const { return protocol_factory_; }
+  const txn::TxnConfig& txn_config() const { return txn_config_; }
   metrics::Registry& metrics() { return metrics_; }
   uint16_t http_port() const { return http_.port(); }
 
@@ -69,6 +71,7 @@ class Node {
   uint16_t self_;
   std::unique_ptr<NodeShared> shared_;
   ProtocolFactory protocol_factory_;
+  txn::TxnConfig txn_config_;
   FrontendFactory frontend_factory_;
   std::string password_;
   MemoryBlock arena_;

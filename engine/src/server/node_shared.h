@@ -3,33 +3,15 @@
 // hot paths without locks.
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 namespace rdx::server {
 
-// The primary's view of each replica of its shard.
+// This node's view of every other node (it coordinates writes to all of them).
 enum class MemberState : uint8_t {
   kInSync = 0,   // receives every write; counted for acknowledgements
   kJoining = 1,  // receives every write while it copies a snapshot; counted too (it applies them)
-  kFailed = 2,   // missed writes: excluded until it rejoins
-};
-
-// Striped try-locks serialising writes to the same key at its primary (across the node's workers).
-class KeyLocks {
- public:
-  static constexpr size_t kStripes = 1 << 16;
-  KeyLocks() : locks_(new std::atomic<uint8_t>[kStripes]) {
-    for (size_t i = 0; i < kStripes; ++i) locks_[i].store(0, std::memory_order_relaxed);
-  }
-  bool try_lock(uint64_t key_hash) {
-    uint8_t expected = 0;
-    return locks_[key_hash % kStripes].compare_exchange_strong(expected, 1, std::memory_order_acquire);
-  }
-  void unlock(uint64_t key_hash) { locks_[key_hash % kStripes].store(0, std::memory_order_release); }
-
- private:
-  std::unique_ptr<std::atomic<uint8_t>[]> locks_;
+  kFailed = 2,   // unreachable, so it misses writes: excluded until it rejoins
 };
 
 class NodeShared {
@@ -65,14 +47,12 @@ class NodeShared {
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   void set_stopping() { stopping_.store(true, std::memory_order_release); }
 
-  KeyLocks& key_locks() { return key_locks_; }
 
  private:
   std::atomic<uint64_t> version_clock_{0};
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<bool> in_sync_{false};
   std::atomic<bool> stopping_{false};
-  KeyLocks key_locks_;
 };
 
 }  // namespace rdx::server

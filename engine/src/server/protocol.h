@@ -1,9 +1,10 @@
 #pragma once
-// The protocol interface. One instance per worker thread. Single-key operations enter through the coordinator API
-// (get/put/remove), called for client requests arriving at this node; the protocol decides where they execute and
-// how they replicate, using only the WorkerContext (RPC, one-sided ops, the local store, the topology). Replication
-// protocols (primary-backup now; zab, multipaxos, ... later) and the transaction layer plug in here; adding one is a
-// folder plus one line in protocols.cc.
+// The single-key protocol interface. One instance per worker thread. Single-key operations enter through the
+// coordinator API (get/put/remove), called for client requests arriving at this node; the protocol decides where
+// they execute and how they replicate, using only the WorkerContext (RPC, one-sided ops, the local store, the
+// topology, the transaction service). "primary-backup" runs them as single-key transactions of the transaction
+// layer (Dandelion GetOne/PutOne: consistent with concurrent transactions, replicated to every live backup);
+// the Odyssey replication protocols will plug in here too: a folder plus one line in protocols.cc each.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +14,10 @@
 #include "server/kv_api.h"
 #include "server/topology.h"
 #include "store/hashtable.h"
+
+namespace rdx::txn {
+class TxnService;
+}
 
 namespace rdx::server {
 
@@ -32,6 +37,8 @@ class WorkerContext {
   // This worker's connection to the same-index worker of node `node`, if it is up.
   virtual std::optional<transport::ConnId> peer(uint16_t node) const = 0;
   virtual NodeShared& shared() = 0;
+  // The worker's transaction service (coordinator and participant).
+  virtual txn::TxnService& txn() = 0;
 };
 
 class Protocol {

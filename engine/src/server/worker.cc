@@ -31,6 +31,7 @@ store::HashTable& Worker::table() { return node_.table(); }
 const Topology& Worker::topology() const { return node_.topology(); }
 uint16_t Worker::self() const { return node_.self(); }
 NodeShared& Worker::shared() { return node_.shared(); }
+txn::TxnService& Worker::txn() { return *txn_; }
 
 std::optional<transport::ConnId> Worker::peer(uint16_t node) const {
   if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
@@ -75,11 +76,13 @@ Status Worker::init_in_thread() {
   rpc_->on_connection([this](const transport::Completion& c) { on_conn_event(c); });
   session_.emplace(node_.table().session());
   peers_.resize(t.nodes.size());
+  txn_ = std::make_unique<txn::TxnServiceImpl>(*this, node_.txn_config());
+  txn_->start();
   protocol_ = node_.protocol_factory()(*this);
   protocol_->start();
   register_client_api();
   if (node_.frontend_factory() && node_.spec().redis_port != 0) {
-    FrontendEnv env{*this, *protocol_, nullptr, node_.options().listen_host, node_.spec().redis_port,
+    FrontendEnv env{*this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port,
                     node_.password(), [this] { return node_.info_text(); }};
     auto fe = node_.frontend_factory()(std::move(env));
     if (!fe) return fe.status();
@@ -88,14 +91,10 @@ Status Worker::init_in_thread() {
   return Status::ok();
 }
 
-// A primary talks to its replicas (replication) and every node to every primary (forwarding); backups of one shard
-// never talk to each other.
+// Every worker coordinates transactions, and coordinators talk to primaries and backups directly.
 bool Worker::needs_peer(uint16_t n) const {
   const Topology& t = node_.topology();
-  if (n == self() || t.nodes[n].role != Role::kData) return false;
-  int my_shard = t.nodes[self()].shard;
-  bool i_am_primary = t.primary_of(static_cast<uint32_t>(my_shard)) == self();
-  return (i_am_primary && t.nodes[n].shard == my_shard) || t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) == n;
+  return n != self() && t.nodes[n].role == Role::kData;
 }
 
 void Worker::connect_peers() {
@@ -204,8 +203,9 @@ void Worker::publish() {
 
 void Worker::wait_for_work() {
   ep_->arm();
-  rpc_->poll();  // closes the race between arm() and blocking
-  if (!sched_.idle()) return;
+  // Closes the race between arm() and blocking; anything it delivered is handled by the next loop iteration
+  // (handlers may have queued responses or batched reads), so do not block then.
+  if (rpc_->poll() > 0 || !sched_.idle()) return;
   pollfd fds[3] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}, {-1, POLLIN, 0}};
   if (frontend_) fds[2].fd = frontend_->wait_fd();
   ::poll(fds, 3, 5);
@@ -226,6 +226,7 @@ void Worker::run() {
     size_t handled = rpc_->poll();
     if (frontend_) handled += frontend_->poll();
     size_t ran = sched_.run_ready();
+    handled += txn_->run_batch();  // the local reads this iteration produced, as one prefetched batch
     auto now = Clock::now();
     if (now >= next_tick) {
       next_tick = now + kTick;
@@ -247,6 +248,7 @@ void Worker::run() {
     rpc_->poll();
     if (frontend_) frontend_->poll();
     sched_.run_ready();
+    txn_->run_batch();
     rpc_->flush();
   }
   frontend_.reset();

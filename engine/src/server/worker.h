@@ -15,6 +15,7 @@
 #include "rpc/rpc.h"
 #include "server/frontend.h"
 #include "server/protocol.h"
+#include "txn/service.h"
 
 namespace rdx::server {
 
@@ -52,7 +53,9 @@ class Worker final : public WorkerContext {
   uint16_t worker_index() const override { return index_; }
   std::optional<transport::ConnId> peer(uint16_t node) const override;
   NodeShared& shared() override;
+  txn::TxnService& txn() override;
   Protocol& protocol() { return *protocol_; }
+  txn::TxnServiceImpl& txn_impl() { return *txn_; }
 
  private:
   struct Peer {
@@ -85,6 +88,7 @@ class Worker final : public WorkerContext {
   rpc::Scheduler sched_;
   std::unique_ptr<rpc::Rpc> rpc_;
   std::optional<store::Session> session_;
+  std::unique_ptr<txn::TxnServiceImpl> txn_;
   std::unique_ptr<Protocol> protocol_;
   std::unique_ptr<Frontend> frontend_;  // the Redis endpoint, when the node serves one
   std::vector<Peer> peers_;  // by node id

@@ -132,27 +132,30 @@ Session::Session(Session&& o) noexcept : table_(o.table_), state_(std::exchange(
 // ---------------------------------------------------------------------------------------------------------------
 // Operations
 
-OpStatus HashTable::get(Session& s, std::string_view key, std::string* value_out, uint64_t* version_out) {
+OpStatus HashTable::get(Session& s, std::string_view key, std::string* value_out, uint64_t* version_out,
+                        uint64_t* lock_word_out) {
   SessionState& st = *static_cast<SessionState*>(s.state_);
   impl_->enter(st);
-  const OpStatus r = impl_->get(st, impl_->hash(key), key, value_out, version_out);
+  const OpStatus r = impl_->get(st, impl_->hash(key), key, value_out, version_out, lock_word_out);
   impl_->leave(st);
   return r;
 }
 
 OpStatus HashTable::put(Session& s, std::string_view key, std::string_view value, uint64_t version,
-                        uint64_t* version_out) {
+                        uint64_t* version_out, uint64_t new_lock_word) {
   SessionState& st = *static_cast<SessionState*>(s.state_);
   impl_->enter(st);
-  const OpStatus r = impl_->write(st, Op::kPut, impl_->hash(key), key, value, version, version_out);
+  const OpStatus r = impl_->write(st, Op::kPut, impl_->hash(key), key, value, version, version_out, new_lock_word);
   impl_->leave(st);
   return r;
 }
 
-OpStatus HashTable::insert(Session& s, std::string_view key, std::string_view value, uint64_t* version_out) {
+OpStatus HashTable::insert(Session& s, std::string_view key, std::string_view value, uint64_t* version_out,
+                           uint64_t new_lock_word) {
   SessionState& st = *static_cast<SessionState*>(s.state_);
   impl_->enter(st);
-  const OpStatus r = impl_->write(st, Op::kInsert, impl_->hash(key), key, value, kAutoVersion, version_out);
+  const OpStatus r =
+      impl_->write(st, Op::kInsert, impl_->hash(key), key, value, kAutoVersion, version_out, new_lock_word);
   impl_->leave(st);
   return r;
 }
@@ -160,7 +163,7 @@ OpStatus HashTable::insert(Session& s, std::string_view key, std::string_view va
 OpStatus HashTable::remove(Session& s, std::string_view key, uint64_t version) {
   SessionState& st = *static_cast<SessionState*>(s.state_);
   impl_->enter(st);
-  const OpStatus r = impl_->write(st, Op::kRemove, impl_->hash(key), key, {}, version, nullptr);
+  const OpStatus r = impl_->write(st, Op::kRemove, impl_->hash(key), key, {}, version, nullptr, 0);
   impl_->leave(st);
   return r;
 }

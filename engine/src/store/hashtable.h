@@ -55,8 +55,10 @@ struct Request {
   std::string_view value;
   uint64_t version = kAutoVersion;
   std::string* value_out = nullptr;
+  uint64_t new_lock_word = 0;   // put/insert: the lock word of a record this request creates
   OpStatus status = OpStatus::kOk;
   uint64_t version_out = 0;
+  uint64_t lock_word_out = 0;   // get: the record's lock word, read after the value (see HashTable::get)
 };
 
 class HashTable;
@@ -112,14 +114,21 @@ class HashTable {
 
   Session session();
 
-  OpStatus get(Session& s, std::string_view key, std::string* value_out, uint64_t* version_out = nullptr);
+  // With lock_word_out: also the record's lock word, loaded after the value was read consistently. A protocol that
+  // finds it unlocked knows the value was committed no later than that load (a reader that loaded the lock word
+  // first could pair a stale "unlocked" with a value written under a lock). kRetiredLockWord: the record was
+  // replaced meanwhile; read again.
+  OpStatus get(Session& s, std::string_view key, std::string* value_out, uint64_t* version_out = nullptr,
+               uint64_t* lock_word_out = nullptr);
   // Upsert. version == kAutoVersion: new version = current + 1 (fresh keys get a version never used for this key
   // before in this table, so delete + re-insert cannot repeat a version). Explicit version: applied only if newer than
   // the stored version (else kStale); used by replication, where the primary assigns versions. Versions above
   // kMaxVersion give kTooLarge.
+  // A record the put creates (new key) starts with lock word `new_lock_word`; an existing record keeps its own.
   OpStatus put(Session& s, std::string_view key, std::string_view value, uint64_t version = kAutoVersion,
-               uint64_t* version_out = nullptr);
-  OpStatus insert(Session& s, std::string_view key, std::string_view value, uint64_t* version_out = nullptr);
+               uint64_t* version_out = nullptr, uint64_t new_lock_word = 0);
+  OpStatus insert(Session& s, std::string_view key, std::string_view value, uint64_t* version_out = nullptr,
+                  uint64_t new_lock_word = 0);
   // Removes the key, freeing its slot (memory is reclaimed once no reader can hold it). Explicit version: removes only
   // if the stored version is older.
   OpStatus remove(Session& s, std::string_view key, uint64_t version = kAutoVersion);

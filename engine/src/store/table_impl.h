@@ -37,10 +37,11 @@ struct HashTable::Impl {
   Index* index() const { return current.load(std::memory_order_acquire); }
 
   // Operations; the caller has entered.
-  OpStatus get(SessionState& s, uint64_t h, std::string_view key, std::string* value_out, uint64_t* version_out);
+  OpStatus get(SessionState& s, uint64_t h, std::string_view key, std::string* value_out, uint64_t* version_out,
+               uint64_t* lock_word_out = nullptr);
   std::byte* find(uint64_t h, std::string_view key);
   OpStatus write(SessionState& s, Op op, uint64_t h, std::string_view key, std::string_view value, uint64_t version,
-                 uint64_t* version_out);
+                 uint64_t* version_out, uint64_t new_lock_word);
   OpStatus execute_one(SessionState& s, Request& r, uint64_t h);
 
   // Growth. grow() makes progress on growth: helps a running resize to completion or starts and runs one. False if
@@ -78,7 +79,7 @@ struct HashTable::Impl {
  private:
   enum class Step : uint8_t { kDone, kNeedGrow, kNeedMemory };
   Step write_step(SessionState& s, Op op, uint64_t h, std::string_view key, std::string_view value, uint64_t version,
-                  uint64_t* version_out, OpStatus* status);
+                  uint64_t* version_out, uint64_t new_lock_word, OpStatus* status);
   Step update_existing(SessionState& s, LockedChain& c, SlotRef where, std::byte* rec, Op op, uint64_t h,
                        std::string_view key, std::string_view value, uint64_t version, uint64_t* version_out,
                        OpStatus* status);

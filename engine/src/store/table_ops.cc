@@ -27,12 +27,16 @@ size_t HashTable::Impl::keys() const {
 }
 
 OpStatus HashTable::Impl::get(SessionState&, uint64_t h, std::string_view key, std::string* value_out,
-                              uint64_t* version_out) {
+                              uint64_t* version_out, uint64_t* lock_word_out) {
   if (key.size() > kMaxKeyBytes) return OpStatus::kTooLarge;
   for (;;) {
     std::byte* rec = lookup(index(), h, key);
     if (rec == nullptr) return OpStatus::kNotFound;
-    if (record::read(rec, value_out, version_out) == record::ReadResult::kOk) return OpStatus::kOk;
+    if (record::read(rec, value_out, version_out) == record::ReadResult::kOk) {
+      if (lock_word_out != nullptr)
+        *lock_word_out = record::word_at(rec, record::kLockOffset).load(std::memory_order_acquire);
+      return OpStatus::kOk;
+    }
     // Replaced or removed after its slot was read: look again (the newer record or the absence is current).
   }
 }
@@ -46,12 +50,12 @@ std::byte* HashTable::Impl::find(uint64_t h, std::string_view key) {
 }
 
 OpStatus HashTable::Impl::execute_one(SessionState& s, Request& r, uint64_t h) {
-  if (r.op == Op::kGet) return get(s, h, r.key, r.value_out, &r.version_out);
-  return write(s, r.op, h, r.key, r.value, r.version, &r.version_out);
+  if (r.op == Op::kGet) return get(s, h, r.key, r.value_out, &r.version_out, &r.lock_word_out);
+  return write(s, r.op, h, r.key, r.value, r.version, &r.version_out, r.new_lock_word);
 }
 
 OpStatus HashTable::Impl::write(SessionState& s, Op op, uint64_t h, std::string_view key, std::string_view value,
-                                uint64_t version, uint64_t* version_out) {
+                                uint64_t version, uint64_t* version_out, uint64_t new_lock_word) {
   if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes || version > kMaxVersion) {
     return OpStatus::kTooLarge;
   }
@@ -59,7 +63,7 @@ OpStatus HashTable::Impl::write(SessionState& s, Op op, uint64_t h, std::string_
   int grow_attempts = 0, memory_attempts = 0;
   for (;;) {
     OpStatus status = OpStatus::kOk;
-    switch (write_step(s, op, h, key, value, version, version_out, &status)) {
+    switch (write_step(s, op, h, key, value, version, version_out, new_lock_word, &status)) {
       case Step::kDone:
         if (op != Op::kRemove && status == OpStatus::kOk && ++s.inserts_since_load_check >= kLoadCheckEvery) {
           s.inserts_since_load_check = 0;
@@ -83,7 +87,7 @@ OpStatus HashTable::Impl::write(SessionState& s, Op op, uint64_t h, std::string_
 
 HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64_t h, std::string_view key,
                                                   std::string_view value, uint64_t version, uint64_t* version_out,
-                                                  OpStatus* status) {
+                                                  uint64_t new_lock_word, OpStatus* status) {
   LockedChain c = lock_chain(index(), h);
   SlotRef where;
   std::byte* rec = scan_chain(*c.index, c.head, c.meta, hash_tag(h), key, &where);
@@ -105,7 +109,7 @@ HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64
     } else if (!block) {
       step = Step::kNeedMemory;
     } else {
-      record::create(pages.base() + block->offset, block->capacity, key, value, v);
+      record::create(pages.base() + block->offset, block->capacity, key, value, v, new_lock_word);
       if (place_slot(c, make_slot(hash_tag(h), block->offset), cfg.max_chain, /*for_migration=*/false)) {
         count_key(h, +1);
         if (version_out != nullptr) *version_out = v;

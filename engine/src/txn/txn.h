@@ -28,6 +28,13 @@ struct Read {
   uint64_t version = 0;     // 0 when absent
 };
 
+// Result of a single-key write: its outcome and, when committed, the version it created.
+struct WriteResult {
+  Outcome outcome = Outcome::kCommitted;
+  uint64_t version = 0;
+  bool existed = true;  // remove_one: false if the key was absent (nothing was written)
+};
+
 class Transaction {
  public:
   virtual ~Transaction() = default;
@@ -41,6 +48,8 @@ class Transaction {
   virtual void abort() = 0;
   // Labels the transaction in histories and per-type statistics (e.g. "SendPayment").
   virtual void set_type(std::string type) = 0;
+  // After a successful commit: the version the transaction created for `key` (0 if it did not write it).
+  virtual uint64_t committed_version(const std::string& key) const = 0;
 };
 
 class TxnService {
@@ -49,8 +58,8 @@ class TxnService {
   virtual std::unique_ptr<Transaction> begin() = 0;
   // Single-key operations without a commit phase (GetOne/PutOne), consistent with concurrent transactions.
   virtual rpc::Task<Read> get_one(std::string key) = 0;
-  virtual rpc::Task<Outcome> put_one(std::string key, std::string value) = 0;
-  virtual rpc::Task<Outcome> remove_one(std::string key) = 0;
+  virtual rpc::Task<WriteResult> put_one(std::string key, std::string value) = 0;
+  virtual rpc::Task<WriteResult> remove_one(std::string key) = 0;
 };
 
 }  // namespace rdx::txn

@@ -1,0 +1,219 @@
+#include "server/resp/executor.h"
+
+#include <fmt/format.h>
+
+#include "server/kv_api.h"
+#include "server/protocol.h"
+#include "store/hashtable.h"
+#include "txn/txn.h"
+
+namespace rdx::resp {
+
+using rpc::Task;
+
+ClientStats& client_stats() {
+  static ClientStats stats;
+  return stats;
+}
+
+std::string arity_error(std::string_view name) {
+  return fmt::format("ERR wrong number of arguments for '{}' command", name);
+}
+
+namespace {
+// Redis' wording, including how it quotes and truncates the arguments.
+std::string unknown_command_error(Args args) {
+  std::string quoted;
+  for (size_t i = 1; i < args.size() && quoted.size() < 128; ++i) {
+    size_t room = 128 - quoted.size();
+    quoted += fmt::format("'{}' ", args[i].substr(0, room));
+  }
+  return fmt::format("ERR unknown command '{}', with args beginning with: {}", args[0].substr(0, 128), quoted);
+}
+
+void reply_kv(ReplyWriter& w, const server::KvResult& r, bool is_get) {
+  if (r.status == Code::kOk) {
+    if (is_get) {
+      w.bulk(r.value);
+    } else {
+      w.ok();
+    }
+  } else if (r.status == Code::kNotFound && is_get) {
+    w.null();
+  } else {
+    w.error(failure_line(r.status, r.error));
+  }
+}
+}  // namespace
+
+Executor::Executor(server::FrontendEnv& env, std::function<void(Connection&)> resumed)
+    : env_(env), resumed_(std::move(resumed)) {}
+
+void Executor::start(Connection& c) {
+  c.busy = true;
+  c.suspended = false;
+  ++running_;
+  rpc::spawn(drive(c));
+  if (c.busy) c.suspended = true;
+}
+
+Task<void> Executor::drive(Connection& c) {
+  // Requests already received still run after the peer half-closed (`printf 'PING\r\n' | nc` gets its PONG).
+  while (!c.close_after_reply && !c.io_error && !stopping_ && c.pending_output() < kMaxPendingOutput) {
+    size_t consumed = 0;
+    ParseStatus st = c.parser.parse(c.in.unconsumed(), c.authenticated, &consumed);
+    if (st == ParseStatus::kIncomplete) break;
+    if (st == ParseStatus::kError) {
+      c.writer().error("ERR " + c.parser.error());
+      c.close_after_reply = true;
+      break;
+    }
+    // The bytes stay where they are until the connection reads again (never while it is busy), so the argument
+    // views remain valid while the command runs.
+    c.in.consume(consumed);
+    if (st == ParseStatus::kEmpty) continue;
+    Args args = c.parser.args();
+    ReplyWriter w = c.writer();
+    const CommandSpec* spec = admit(c, args, w);
+    if (spec == nullptr) continue;
+    // The hot paths, without a coroutine frame of their own: plain GET and SET straight to the Protocol.
+    if (spec->id == Cmd::kGet && args[1].size() <= server::kMaxKeyBytes) {
+      server::KvResult r = co_await env_.protocol.get(std::string(args[1]));
+      reply_kv(w, r, true);
+      continue;
+    }
+    if (spec->id == Cmd::kSet && args.size() == 3 && args[1].size() <= server::kMaxKeyBytes &&
+        args[2].size() <= store::kMaxValueBytes) {
+      server::KvResult r = co_await env_.protocol.put(std::string(args[1]), std::string(args[2]));
+      reply_kv(w, r, false);
+      continue;
+    }
+    if (run_sync(c, *spec, args, w)) continue;
+    co_await run_async(c, *spec, args, w);
+  }
+  if (c.pending_output() >= kMaxPendingOutput) c.input_stalled = true;
+  --running_;
+  c.busy = false;
+  if (c.suspended) resumed_(c);
+}
+
+const CommandSpec* Executor::admit(Connection& c, Args args, ReplyWriter& w) {
+  client_stats().commands.fetch_add(1, std::memory_order_relaxed);
+  const CommandSpec* spec = find_command(args[0]);
+  if (spec == nullptr) {
+    w.error(unknown_command_error(args));
+    if (c.in_multi) c.multi_dirty = true;
+    return nullptr;
+  }
+  if (!arity_ok(*spec, args.size())) {
+    w.error(arity_error(spec->name));
+    if (c.in_multi) c.multi_dirty = true;
+    return nullptr;
+  }
+  if (!c.authenticated && !(spec->flags & kFlagNoAuth)) {
+    w.error("NOAUTH Authentication required.");
+    return nullptr;
+  }
+  c.last_command = spec->name;
+  if (c.in_multi && !(spec->flags & kFlagImmediate)) {
+    QueuedCommand q{spec, {}};
+    q.args.reserve(args.size());
+    for (std::string_view a : args) q.args.emplace_back(a);
+    c.queued.push_back(std::move(q));
+    w.queued();
+    return nullptr;
+  }
+  return spec;
+}
+
+bool Executor::run_sync(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w) {
+  switch (spec.id) {
+    case Cmd::kPing: ping(args, w); return true;
+    case Cmd::kEcho: w.bulk(args[1]); return true;
+    case Cmd::kAuth: auth(c, args, w); return true;
+    case Cmd::kHello: hello(c, args, w); return true;
+    case Cmd::kInfo: info(args, w); return true;
+    case Cmd::kClient: client(c, args, w); return true;
+    case Cmd::kCommand: command(args, w); return true;
+    case Cmd::kConfig: config(args, w); return true;
+    case Cmd::kSelect: select(args, w); return true;
+    case Cmd::kQuit:
+      w.ok();
+      c.close_after_reply = true;
+      return true;
+    case Cmd::kReset: reset(c, w); return true;
+    case Cmd::kMulti: multi(c, w); return true;
+    case Cmd::kDiscard: discard(c, w); return true;
+    case Cmd::kUnwatch:
+      c.watched.clear();
+      w.ok();
+      return true;
+    default: return false;
+  }
+}
+
+Task<void> Executor::run_async(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w) {
+  switch (spec.id) {
+    case Cmd::kExec: co_return co_await exec(c, w);
+    case Cmd::kWatch: co_return co_await watch(c, args, w);
+    case Cmd::kDbSize: co_return co_await dbsize(w);
+    default: break;
+  }
+  if (spec.flags & kFlagKeys) co_return co_await run_keys(spec, args, w);
+  w.error(fmt::format("ERR internal: no handler for '{}'", spec.name));
+}
+
+Task<void> Executor::run_keys(const CommandSpec& spec, Args args, ReplyWriter& w) {
+  bool atomic = needs_transaction(spec, args);
+  if (atomic && txn_unavailable(spec.name, w)) co_return;
+  if (atomic || (env_.txn != nullptr && prefers_transaction(spec, args))) co_return co_await run_atomic(spec, args, w);
+  DirectOps ops(env_.protocol);
+  co_await run_key_command(spec, args, ops, w);
+}
+
+bool Executor::txn_unavailable(std::string_view what, ReplyWriter& w) const {
+  if (env_.txn != nullptr) return false;
+  w.error(fmt::format(
+      "ERR '{}' needs transactions, which this rdx node does not run yet (no transaction protocol is configured)",
+      what));
+  return true;
+}
+
+Task<void> Executor::run_atomic(const CommandSpec& spec, Args args, ReplyWriter& w) {
+  for (int attempt = 0; attempt < kMaxTxnAttempts; ++attempt) {
+    std::unique_ptr<txn::Transaction> tx = env_.txn->begin();
+    TxnOps ops(*tx);
+    std::string reply;
+    ReplyWriter tw(&reply, w.protocol());
+    co_await run_key_command(spec, args, ops, tw);
+    if (ops.failed()) {  // a read could not be served: nothing is applied, the reply says why
+      tx->abort();
+      w.buffer().append(reply);
+      co_return;
+    }
+    txn::Outcome outcome = co_await tx->commit();
+    if (outcome == txn::Outcome::kCommitted) {
+      w.buffer().append(reply);
+      co_return;
+    }
+    if (outcome == txn::Outcome::kUnavailable) {
+      w.error(failure_line(Code::kUnavailable, "a replica of a key could not be reached"));
+      co_return;
+    }
+    co_await backoff(attempt, reinterpret_cast<uintptr_t>(&w));
+  }
+  w.error(fmt::format("ERR '{}' aborted by conflicting transactions {} times in a row; nothing was applied, retry",
+                      spec.name, kMaxTxnAttempts));
+}
+
+// Conflict aborts back off by yielding to the worker loop (which keeps serving the network) an exponentially
+// growing, jittered number of times; the worker has no timers, and a yield costs about one loop iteration.
+Task<void> Executor::backoff(int attempt, uint64_t seed) {
+  uint64_t limit = uint64_t{1} << std::min(attempt + 1, 10);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(attempt);
+  x ^= x >> 29;
+  uint64_t spins = limit / 2 + x % (limit / 2 + 1);
+  for (uint64_t i = 0; i < spins; ++i) co_await env_.ctx.sched().yield();
+}
+
+}  // namespace rdx::resp

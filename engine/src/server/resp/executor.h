@@ -1,0 +1,86 @@
+#pragma once
+// Runs the requests buffered on a connection, in order, one coroutine per batch of requests (not per request):
+// commands that complete synchronously (PING, a local GET on a single-node cluster, ...) never suspend and allocate
+// no frame of their own. Key commands go to the Protocol, or to a Transaction when they must be atomic; MULTI/EXEC
+// runs the queued block as one Transaction with WATCHed keys as preconditions.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "rpc/task.h"
+#include "server/frontend.h"
+#include "server/resp/connection.h"
+#include "server/resp/key_commands.h"
+
+namespace rdx::resp {
+
+// Node-wide client bookkeeping, shared by every worker's front end (client ids, INFO's # Clients section).
+struct ClientStats {
+  std::atomic<uint64_t> next_client_id{1};
+  std::atomic<int64_t> connected{0};
+  std::atomic<uint64_t> accepted{0}, rejected{0}, commands{0};
+};
+ClientStats& client_stats();
+
+inline constexpr size_t kMaxPendingOutput = 1 << 20;  // stop running a client's commands until its replies drain
+inline constexpr int kMaxTxnAttempts = 32;            // conflict retries before an atomic command gives up
+inline constexpr rpc::MsgType kRespKeyCountMsg = 901;  // DBSIZE asks other shards' primaries for their key count
+
+class Executor {
+ public:
+  // `resumed(c)` is called when a command coroutine that had suspended finishes: the front end then writes the
+  // replies and carries on with the connection.
+  Executor(server::FrontendEnv& env, std::function<void(Connection&)> resumed);
+
+  // Starts running c's buffered requests (c must not be busy). Returns with c.busy still set if a command suspended.
+  void start(Connection& c);
+  size_t running() const { return running_; }
+  void set_stopping() { stopping_ = true; }
+  // Answers kRespKeyCountMsg from other nodes' DBSIZE.
+  void register_handlers();
+
+ private:
+  rpc::Task<void> drive(Connection& c);
+  // Checks a request like Redis does (unknown command, arity, authentication) and queues it inside MULTI. Returns
+  // the command to run now, or nullptr when the request has been answered already.
+  const CommandSpec* admit(Connection& c, Args args, ReplyWriter& w);
+  // Commands that never wait.
+  bool run_sync(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w);
+  rpc::Task<void> run_async(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w);
+  rpc::Task<void> run_keys(const CommandSpec& spec, Args args, ReplyWriter& w);
+  // One command as one transaction, retried on conflict aborts.
+  rpc::Task<void> run_atomic(const CommandSpec& spec, Args args, ReplyWriter& w);
+  rpc::Task<void> backoff(int attempt, uint64_t seed);
+
+  // Connection and server commands (server_commands.cc).
+  void ping(Args args, ReplyWriter& w);
+  void auth(Connection& c, Args args, ReplyWriter& w);
+  void hello(Connection& c, Args args, ReplyWriter& w);
+  void info(Args args, ReplyWriter& w);
+  void client(Connection& c, Args args, ReplyWriter& w);
+  void command(Args args, ReplyWriter& w);
+  void config(Args args, ReplyWriter& w);
+  void select(Args args, ReplyWriter& w);
+  void reset(Connection& c, ReplyWriter& w);
+  bool password_matches(std::string_view user, std::string_view password) const;
+  std::string client_info_line(const Connection& c) const;
+  rpc::Task<void> dbsize(ReplyWriter& w);
+
+  // MULTI/EXEC/WATCH (txn_commands.cc).
+  void multi(Connection& c, ReplyWriter& w);
+  void discard(Connection& c, ReplyWriter& w);
+  rpc::Task<void> watch(Connection& c, Args args, ReplyWriter& w);
+  rpc::Task<void> exec(Connection& c, ReplyWriter& w);
+  rpc::Task<bool> watched_keys_changed(const std::unordered_map<std::string, uint64_t>& watched);
+  bool txn_unavailable(std::string_view what, ReplyWriter& w) const;
+
+  server::FrontendEnv& env_;
+  std::function<void(Connection&)> resumed_;
+  size_t running_ = 0;
+  bool stopping_ = false;
+};
+
+// "ERR wrong number of arguments for 'get' command" (subcommands: 'client|setname').
+std::string arity_error(std::string_view name);
+
+}  // namespace rdx::resp

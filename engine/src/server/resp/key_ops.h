@@ -1,0 +1,69 @@
+#pragma once
+// How a key command reads and writes: each data command is written once against KeyOps and runs either directly on
+// the Protocol (one operation per key, as separate Redis commands would) or inside a Transaction (MULTI/EXEC, and
+// every read-modify-write command such as INCR).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/status.h"
+#include "rpc/task.h"
+#include "server/protocol.h"
+#include "txn/txn.h"
+
+namespace rdx::resp {
+
+class KeyOps {
+ public:
+  virtual ~KeyOps() = default;
+  // kOk (value filled), kNotFound, or a failure (error() says why).
+  virtual rpc::Task<Code> get(std::string_view key, std::string* value) = 0;
+  // kOk or a failure.
+  virtual rpc::Task<Code> put(std::string_view key, std::string value) = 0;
+  // kOk (the key existed and is removed), kNotFound, or a failure.
+  virtual rpc::Task<Code> remove(std::string_view key) = 0;
+
+  // The cluster could not serve an operation (not a command error such as a too-large value): a transaction using
+  // these ops must abort.
+  bool failed() const { return failure_ != Code::kOk; }
+  // The error line for the reply to the last failed operation (without '-'), e.g. "ERR rdx unavailable ...".
+  const std::string& error_line() const { return error_line_; }
+
+ protected:
+  Code fail(Code c, std::string_view detail);
+
+ private:
+  Code failure_ = Code::kOk;
+  std::string error_line_;
+};
+
+// The reply line for an operation that failed with `c` (kUnavailable, kResourceExhausted, ...).
+std::string failure_line(Code c, std::string_view detail);
+
+class DirectOps final : public KeyOps {
+ public:
+  explicit DirectOps(server::Protocol& p) : protocol_(p) {}
+  rpc::Task<Code> get(std::string_view key, std::string* value) override;
+  rpc::Task<Code> put(std::string_view key, std::string value) override;
+  rpc::Task<Code> remove(std::string_view key) override;
+
+ private:
+  server::Protocol& protocol_;
+};
+
+// Reads go to the transaction (joining its read set); writes are buffered in it. The overlay gives read-your-writes
+// inside the block whatever the transaction layer's own cache does.
+class TxnOps final : public KeyOps {
+ public:
+  explicit TxnOps(txn::Transaction& t) : tx_(t) {}
+  rpc::Task<Code> get(std::string_view key, std::string* value) override;
+  rpc::Task<Code> put(std::string_view key, std::string value) override;
+  rpc::Task<Code> remove(std::string_view key) override;
+
+ private:
+  txn::Transaction& tx_;
+  std::unordered_map<std::string, std::optional<std::string>> overlay_;  // nullopt: removed in this transaction
+};
+
+}  // namespace rdx::resp
