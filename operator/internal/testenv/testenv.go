@@ -68,15 +68,29 @@ func Start() (*Env, error) {
 	return &Env{Environment: env, Config: cfg, Client: cl, Scheme: scheme}, nil
 }
 
-// Main runs a package's tests against one Env and stops it afterwards.
-func Main(m *testing.M, env **Env) {
+// Main runs a package's tests against one Env and stops it afterwards. Each setup function runs once the API
+// server is up (e.g. to start a manager) and returns how to stop what it started.
+func Main(m *testing.M, env **Env, setup ...func(*Env) (stop func(), err error)) {
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	*env = e
+	var stops []func()
+	for _, s := range setup {
+		stop, err := s(e)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "test setup:", err)
+			_ = e.Stop()
+			os.Exit(1)
+		}
+		stops = append(stops, stop)
+	}
 	code := m.Run()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop envtest:", err)
 	}
@@ -104,6 +118,19 @@ func Eventually(t *testing.T, timeout time.Duration, check func() error) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Consistently calls check for the whole duration and fails the test as soon as it returns an error; it is for
+// asserting that something does not happen.
+func Consistently(t *testing.T, duration time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(duration)
+	for time.Now().Before(deadline) {
+		if err := check(); err != nil {
+			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
