@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -42,19 +44,21 @@ type options struct {
 	zap           zap.Options
 }
 
-func parseFlags() options {
+func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	var o options
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (plain HTTP); 0 disables it")
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
-	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader through the Lease "+LeaderElectionID+" so only one replica reconciles")
-	flag.StringVar(&o.leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own namespace)")
-	flag.StringVar(&o.engineImage, "engine-image", "ghcr.io/rdx-dev/rdx-engine:"+version, "rdx engine image for TxClusters without spec.image")
-	flag.DurationVar(&o.degradedAfter, "degraded-after", 5*time.Minute, "how long a pod may stay unready before its TxCluster reports Degraded")
-	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 2, "TxClusters reconciled in parallel")
-	flag.BoolVar(&o.showVersion, "version", false, "print the version and exit")
-	o.zap.BindFlags(flag.CommandLine)
-	flag.Parse()
-	return o
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (plain HTTP); 0 disables it")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader through the Lease "+LeaderElectionID+" so only one replica reconciles")
+	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own namespace)")
+	fs.StringVar(&o.engineImage, "engine-image", "ghcr.io/rdx-dev/rdx-engine:"+version, "rdx engine image for TxClusters without spec.image")
+	fs.DurationVar(&o.degradedAfter, "degraded-after", 5*time.Minute, "how long a pod may stay unready before its TxCluster reports Degraded")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 2, "TxClusters reconciled in parallel")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	o.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.validate()
 }
 
 func (o options) validate() error {
@@ -70,28 +74,29 @@ func (o options) validate() error {
 }
 
 func main() {
-	o := parseFlags()
+	o, err := parseFlags(flag.CommandLine, os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	}
 	if o.showVersion {
 		fmt.Println(version)
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
-	setupLog := ctrl.Log.WithName("setup")
-	if err := run(o); err != nil {
-		setupLog.Error(err, "manager failed")
+	if err := run(ctrl.SetupSignalHandler(), o, ctrl.GetConfigOrDie); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "manager failed")
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
-	if err := o.validate(); err != nil {
-		return err
-	}
+// run starts the manager and blocks until ctx ends; getConfig supplies the API server connection.
+func run(ctx context.Context, o options, getConfig func() *rest.Config) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(rdxv1.AddToScheme(scheme))
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	mgr, err := ctrl.NewManager(getConfig(), ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -122,5 +127,5 @@ func run(o options) error {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", version, "engineImage", o.engineImage, "leaderElection", o.leaderElect)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

@@ -39,7 +39,8 @@ const FieldManager = "rdx-operator"
 // TxClusterReconciler reconciles TxCluster objects.
 type TxClusterReconciler struct {
 	client.Client
-	// APIReader reads the topology ConfigMap uncached: its epoch must never be derived from a stale copy.
+	// APIReader reads the TxCluster and its topology ConfigMap uncached: an epoch must never be derived from, nor
+	// a condition transition compared with, a stale copy.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
 	// EngineImage is used when spec.image is empty.
@@ -62,8 +63,10 @@ type TxClusterReconciler struct {
 // Reconcile applies every object of one TxCluster in order and then writes its status. Each step is idempotent;
 // the first failing step stops the pass, is reported as an event and in the Degraded condition, and is retried.
 func (r *TxClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Read uncached: the status written by the previous pass must be seen (it holds the last epoch and the
+	// conditions whose transitions become events), and the cache may not have caught up with it yet.
 	var c rdxv1.TxCluster
-	if err := r.Get(ctx, req.NamespacedName, &c); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, &c); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
@@ -130,17 +133,7 @@ func (r *TxClusterReconciler) reconcileTopology(ctx context.Context, c *rdxv1.Tx
 			current = &t
 		}
 	}
-	knownEpoch := c.Status.Epoch
-	if current == nil {
-		// Without a readable file the status holds the last epoch; the cached copy may predate the previous
-		// reconcile's status write, so read it from the API server.
-		var fresh rdxv1.TxCluster
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(c), &fresh); err != nil {
-			return err
-		}
-		knownEpoch = max(knownEpoch, fresh.Status.Epoch)
-	}
-	topo, data, err := nextTopology(c, current, cm.Data[TopologyKey], knownEpoch)
+	topo, data, err := nextTopology(c, current, cm.Data[TopologyKey], c.Status.Epoch)
 	if err != nil {
 		return err
 	}

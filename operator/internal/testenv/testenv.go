@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,6 +60,7 @@ func Start() (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // Start may fail after launching etcd and kube-apiserver (e.g. on an invalid CRD)
 		return nil, fmt.Errorf("start envtest from %s: %w", assets, err)
 	}
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -87,6 +90,15 @@ func Main(m *testing.M, env **Env, setup ...func(*Env) (stop func(), err error))
 		}
 		stops = append(stops, stop)
 	}
+	// An interrupted run must not leave etcd and kube-apiserver behind.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-signals
+		_ = e.Stop()
+		fmt.Fprintln(os.Stderr, "stopped envtest on", s)
+		os.Exit(130)
+	}()
 	code := m.Run()
 	for i := len(stops) - 1; i >= 0; i-- {
 		stops[i]()
