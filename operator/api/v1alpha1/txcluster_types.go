@@ -21,7 +21,7 @@ import (
 //   - live, no restart: endpoint serviceType, port and annotations.
 //   - rolling update of the StatefulSets, same epoch: image, imagePullPolicy, resources, scheduling, podTemplate,
 //     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
-//     hugepages size.
+//     hugepages size, endpoint tlsSecretRef.
 //   - epoch bump without restart (rdxd picks the new topology file up): replicas (shard membership).
 //   - epoch bump and restart of every pod at once: anything rdxd cannot change while running, i.e. everything else in
 //     the topology file: transactions.*, replication.protocol, transport kind, primitives, batching, hugepages on/off,
