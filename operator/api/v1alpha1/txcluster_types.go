@@ -1,0 +1,506 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TxCluster is one rdx database: `shards` shards of `replicas` replicas each, running rdxd with one transaction
+// protocol, one replication protocol and one transport, reached by applications through one endpoint Service.
+//
+// The operator renders the engine's topology file (ConfigMap <name>-topology, key topology.json), a headless Service
+// <name>-hl, one StatefulSet per shard (<name>-s<shard>, pods <name>-s<shard>-<ordinal>; pod names are rdxd node
+// names and ordinal 0 is the shard's primary), the Services <name> (endpoint), <name>-rw (shard primaries) and
+// <name>-ro (read replicas of ReplicaSet objects), and a PodDisruptionBudget <name> allowing one voluntary
+// disruption at a time.
+//
+// How spec changes are applied:
+//   - live, no restart: endpoint serviceType, port and annotations.
+//   - rolling update of the StatefulSets, same epoch: image, imagePullPolicy, resources, scheduling, podTemplate,
+//     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
+//     hugepages size, endpoint tlsSecretRef.
+//   - epoch bump without restart (rdxd picks the new topology file up): replicas (shard membership).
+//   - epoch bump and restart of every pod at once: anything rdxd cannot change while running, i.e. everything else in
+//     the topology file: transactions.*, replication.protocol, transport kind, primitives, batching, hugepages on/off,
+//     rdma device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs drop each other's
+//     messages, so a one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty.
+//   - never: shards (immutable; changing the shard count would remap every key).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=txc,categories=rdx
+// +kubebuilder:printcolumn:name="Shards",type=integer,JSONPath=`.spec.shards`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`,description="replicas per shard"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="ready pods over all shards"
+// +kubebuilder:printcolumn:name="Txn",type=string,JSONPath=`.spec.transactions.protocol`
+// +kubebuilder:printcolumn:name="Replication",type=string,JSONPath=`.spec.replication.protocol`
+// +kubebuilder:printcolumn:name="Transport",type=string,JSONPath=`.spec.transport.kind`
+// +kubebuilder:printcolumn:name="RDMA",type=string,JSONPath=`.spec.transport.rdma.mode`,priority=1
+// +kubebuilder:printcolumn:name="Epoch",type=integer,JSONPath=`.status.epoch`,priority=1
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label of at most 40 characters: it prefixes StatefulSet, Service and pod names"
+type TxCluster struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired database.
+	// +required
+	Spec TxClusterSpec `json:"spec"`
+	// status is what the operator observed; written by the operator only.
+	// +optional
+	Status TxClusterStatus `json:"status,omitempty"`
+}
+
+// TxClusterSpec is the desired state of a TxCluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.replication.protocol) || !(self.replication.protocol in ['zab', 'multipaxos', 'paxos', 'allaboard', 'abd']) || self.replicas >= 3",messageExpression="'replication.protocol ' + self.replication.protocol + ' commits on a majority quorum and needs replicas >= 3 (with 2 it tolerates no failure)'",reason=FieldValueInvalid,fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
+// +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
+// +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
+// +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode in ['sharedDevice', 'sriov'] || (!has(self.transport.rdma.resourceName) && !has(self.transport.rdma.resourceCount))",message="transport.rdma.resourceName and resourceCount apply only to rdma.mode sharedDevice or sriov",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode != 'sriov' || (has(self.transport.rdma.networks) && size(self.transport.rdma.networks) > 0)",message="transport.rdma.networks is required with rdma.mode sriov (the NetworkAttachmentDefinition of the SR-IOV network)",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode in ['sharedDevice', 'sriov'] || !has(self.transport.rdma.networks) || size(self.transport.rdma.networks) == 0",message="transport.rdma.networks applies only to rdma.mode sharedDevice or sriov",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode == 'hostDevice' || (!has(self.transport.rdma.hostNetwork) || !self.transport.rdma.hostNetwork) && !has(self.transport.rdma.privileged)",message="transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || has(self.transport.hugepages.size)",message="transport.hugepages.size is required when hugepages are enabled (the hugepages-2Mi amount per pod, e.g. 1Gi)",fieldPath=".transport.hugepages"
+type TxClusterSpec struct {
+	// shards is the number of shards; keys map to shards by hash. Immutable: changing it would remap every key.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="shards is immutable: changing it would remap every key; create a new TxCluster instead"
+	Shards int32 `json:"shards,omitempty"`
+
+	// replicas is the number of replicas of each shard (1 to 7); the first is the shard's primary.
+	// Changing it bumps the topology epoch; running pods pick the new membership up without a restart.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=7
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// image is the rdx engine image (it must contain rdxd on PATH). Default: the operator's --engine-image
+	// (ghcr.io/rdx-dev/rdx-engine:<operator version>).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// imagePullPolicy of the rdxd container.
+	// +optional
+	// +kubebuilder:default=IfNotPresent
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// workers is the number of rdxd worker threads per node (topology `workers`); worker i talks to worker i of
+	// every peer. Changing it restarts every pod with a new epoch.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	Workers int32 `json:"workers,omitempty"`
+
+	// transport selects the network between rdxd nodes and how pods get RDMA devices.
+	// +optional
+	// +kubebuilder:default={}
+	Transport TransportSpec `json:"transport,omitempty"`
+
+	// transactions configures the commit protocol.
+	// +optional
+	// +kubebuilder:default={}
+	Transactions TransactionsSpec `json:"transactions,omitempty"`
+
+	// replication configures replication inside each shard.
+	// +optional
+	// +kubebuilder:default={}
+	Replication ReplicationSpec `json:"replication,omitempty"`
+
+	// endpoint configures the Service applications connect to (Redis protocol, RESP2/3).
+	// +optional
+	// +kubebuilder:default={}
+	Endpoint EndpointSpec `json:"endpoint,omitempty"`
+
+	// resources of the rdxd container. The operator adds the RDMA device resource and hugepages-2Mi from transport;
+	// do not list those here.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// scheduling places the pods. Without an affinity the operator prefers to spread the replicas of a shard over
+	// nodes (preferred pod anti-affinity on kubernetes.io/hostname).
+	// +optional
+	Scheduling SchedulingSpec `json:"scheduling,omitempty"`
+
+	// podTemplate holds overrides merged into every rdxd pod; the operator's own labels, annotations, volumes and
+	// RDMA wiring take precedence.
+	// +optional
+	PodTemplate PodOverrides `json:"podTemplate,omitempty"`
+}
+
+// TransportKind is the network backend of rdxd.
+// +kubebuilder:validation:Enum=tcp;verbs
+type TransportKind string
+
+// Transport kinds.
+const (
+	TransportTCP   TransportKind = "tcp"
+	TransportVerbs TransportKind = "verbs"
+)
+
+// Primitives selects which network primitives the protocols use.
+// +kubebuilder:validation:Enum=onesided;rpc;hybrid
+type Primitives string
+
+// Primitives values.
+const (
+	PrimitivesOneSided Primitives = "onesided"
+	PrimitivesRPC      Primitives = "rpc"
+	PrimitivesHybrid   Primitives = "hybrid"
+)
+
+// TransportSpec selects the network between rdxd nodes.
+type TransportSpec struct {
+	// kind is the network backend: `tcp` (works everywhere; one-sided operations are served by the target's CPU) or
+	// `verbs` (RDMA through rdma-core: InfiniBand, RoCE or soft-RoCE; needs rdma.mode other than none).
+	// Changing it restarts every pod with a new epoch.
+	// +optional
+	// +kubebuilder:default=tcp
+	Kind TransportKind `json:"kind,omitempty"`
+
+	// primitives used by the protocols: `onesided` (RDMA READ/WRITE/atomics), `rpc` (messages) or `hybrid`
+	// (each protocol phase uses the faster one). Changing it restarts every pod with a new epoch.
+	// +optional
+	// +kubebuilder:default=hybrid
+	Primitives Primitives `json:"primitives,omitempty"`
+
+	// rdma says how pods get RDMA devices (kind verbs only).
+	// +optional
+	// +kubebuilder:default={}
+	RDMA RDMASpec `json:"rdma,omitempty"`
+
+	// hugepages puts rdxd's registered memory on 2 MiB huge pages.
+	// +optional
+	// +kubebuilder:default={}
+	Hugepages HugepagesSpec `json:"hugepages,omitempty"`
+
+	// batching controls opportunistic per-destination message batching.
+	// +optional
+	// +kubebuilder:default={}
+	Batching BatchingSpec `json:"batching,omitempty"`
+}
+
+// RDMAMode is how a pod gets an RDMA device.
+// +kubebuilder:validation:Enum=none;sharedDevice;sriov;hostDevice
+type RDMAMode string
+
+// RDMA wiring modes.
+const (
+	RDMANone         RDMAMode = "none"
+	RDMASharedDevice RDMAMode = "sharedDevice"
+	RDMASRIOV        RDMAMode = "sriov"
+	RDMAHostDevice   RDMAMode = "hostDevice"
+)
+
+// RDMASpec says how pods get RDMA devices. In every mode other than none the rdxd container gets the IPC_LOCK
+// capability, which lifts the memlock limit for memory registration (Kubernetes has no memlock setting).
+type RDMASpec struct {
+	// mode of RDMA wiring:
+	//   - none: no RDMA device (transport kind tcp).
+	//   - sharedDevice: request resourceName from the network-operator's RDMA shared device plugin
+	//     (e.g. rdma/rdma_shared_device_a); optionally attach Multus networks (e.g. macvlan over the RDMA port).
+	//   - sriov: request resourceName (a VF) from the SR-IOV device plugin and attach the SR-IOV
+	//     NetworkAttachmentDefinitions in networks through Multus (annotation k8s.v1.cni.cncf.io/networks).
+	//   - hostDevice: mount the host's /dev/infiniband (soft-RoCE and development clusters); the container runs
+	//     privileged unless privileged is false (then the runtime's device cgroup must allow the devices);
+	//     optionally hostNetwork so rdxd sees the host's RDMA-capable interface.
+	// Changes to the wiring roll the pods; changes to the interface, device or gidIndex restart them with a new epoch.
+	// +optional
+	// +kubebuilder:default=none
+	Mode RDMAMode `json:"mode,omitempty"`
+
+	// resourceName is the extended resource a device plugin advertises for the RDMA device (sharedDevice, sriov).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	ResourceName string `json:"resourceName,omitempty"`
+
+	// resourceCount is how many of resourceName each pod requests (requests = limits). Default 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	ResourceCount *int32 `json:"resourceCount,omitempty"`
+
+	// networks are NetworkAttachmentDefinitions attached through Multus, each `name`, `namespace/name` or either
+	// with `@interface`; they become the pod annotation k8s.v1.cni.cncf.io/networks in this order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?(@[a-zA-Z0-9_.-]{1,15})?$`
+	Networks []string `json:"networks,omitempty"`
+
+	// interface is the pod's RDMA network interface, written to the topology as transport.rdma_interface: rdxd
+	// reads its own RDMA IP there and announces it to peers. Default: net1 when networks are set (Multus names the
+	// first secondary interface net1), otherwise empty (the interface holding the pod IP).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_.-]{1,15}$`
+	Interface string `json:"interface,omitempty"`
+
+	// device is the ibv device name (topology transport.device); empty = the device that owns the RDMA IP.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_.-]{1,64}$`
+	Device string `json:"device,omitempty"`
+
+	// gidIndex is the RoCE GID index (topology transport.gid_index); unset or -1 = detect (RoCEv2, IPv4-mapped).
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	// +kubebuilder:validation:Maximum=255
+	GIDIndex *int32 `json:"gidIndex,omitempty"`
+
+	// hostNetwork runs the pods in the host's network namespace (hostDevice only). Ports 7000, 6379 and 9100 then
+	// bind on the node, so at most one pod of any TxCluster fits on a node.
+	// +optional
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+
+	// privileged runs the rdxd container privileged so it may open /dev/infiniband (hostDevice only; default true).
+	// +optional
+	Privileged *bool `json:"privileged,omitempty"`
+}
+
+// HugepagesSpec puts registered memory on 2 MiB huge pages.
+type HugepagesSpec struct {
+	// enabled requests hugepages-2Mi for each pod (requests = limits, plus a HugePages-2Mi emptyDir at
+	// /dev/hugepages) and tells rdxd to use them (topology transport.hugepages). Turning it on or off restarts every
+	// pod with a new epoch.
+	// +optional
+	// +kubebuilder:default=false
+	Enabled bool `json:"enabled,omitempty"`
+
+	// size is the hugepages-2Mi amount per pod, a positive multiple of 2Mi.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isInteger() && quantity(string(self)).asInteger() >= 2097152 && quantity(string(self)).asInteger() % 2097152 == 0",message="transport.hugepages.size must be a positive multiple of 2Mi (e.g. 512Mi or 1Gi)"
+	Size *resource.Quantity `json:"size,omitempty"`
+}
+
+// BatchingSpec controls opportunistic per-destination batching (topology transport.batching).
+// Changing it restarts every pod with a new epoch.
+type BatchingSpec struct {
+	// enabled batches messages to the same destination into one packet.
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+	// maxBytes caps the bytes of one batched packet.
+	// +optional
+	// +kubebuilder:default=4096
+	// +kubebuilder:validation:Minimum=64
+	// +kubebuilder:validation:Maximum=65536
+	MaxBytes int32 `json:"maxBytes,omitempty"`
+	// maxMessages caps the messages in one batched packet.
+	// +optional
+	// +kubebuilder:default=64
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	MaxMessages int32 `json:"maxMessages,omitempty"`
+}
+
+// TransactionProtocol is a commit protocol.
+// +kubebuilder:validation:Enum=occ;nowait;waitdie;mvcc;sundial;calvin;dnl4;dnl2;dnl1
+type TransactionProtocol string
+
+// TransactionsSpec configures the commit protocol. Every change restarts every pod with a new epoch.
+type TransactionsSpec struct {
+	// protocol is the commit protocol, written verbatim to topology txn.protocol: occ, nowait, waitdie, mvcc,
+	// sundial, calvin (each over transport.primitives) or dnl4, dnl2, dnl1 (Dandelion). rdxd refuses to start
+	// with a protocol it does not implement yet and says so in its log; the pods then crash-loop and the
+	// TxCluster reports Degraded.
+	// +optional
+	// +kubebuilder:default=dnl4
+	Protocol TransactionProtocol `json:"protocol,omitempty"`
+	// localBackupReads lets a transaction read from a local backup replica instead of the primary
+	// (topology txn.local_backup_reads).
+	// +optional
+	// +kubebuilder:default=true
+	LocalBackupReads *bool `json:"localBackupReads,omitempty"`
+	// hashTableBatching batches hash-table operations of concurrent transactions (topology txn.ht_batching).
+	// +optional
+	// +kubebuilder:default=true
+	HashTableBatching *bool `json:"hashTableBatching,omitempty"`
+}
+
+// ReplicationProtocol is a replication protocol inside a shard.
+// +kubebuilder:validation:Enum=zab;multipaxos;derecho;paxos;allaboard;abd;cht;chtmultileader;craq;hermes
+type ReplicationProtocol string
+
+// ReplicationSpec configures replication inside each shard.
+type ReplicationSpec struct {
+	// protocol replicates the shard: zab, multipaxos, paxos, allaboard and abd commit on a majority quorum
+	// (replicas >= 3); derecho, cht, chtmultileader, craq and hermes rely on membership and work with any replica
+	// count. Written verbatim to topology replication.protocol. Unset = rdxd's built-in primary-backup, the
+	// protocol this engine version implements; rdxd refuses to start with a protocol it does not implement yet
+	// (the pods crash-loop and the TxCluster reports Degraded). Changing it restarts every pod with a new epoch.
+	// +optional
+	Protocol ReplicationProtocol `json:"protocol,omitempty"`
+}
+
+// EndpointSpec configures the endpoint Service <name>.
+type EndpointSpec struct {
+	// serviceType of the endpoint Service <name>. Changes apply live.
+	// +optional
+	// +kubebuilder:default=ClusterIP
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
+
+	// port of the endpoint Services (Redis protocol); pods always listen on 6379. Changes apply live.
+	// +optional
+	// +kubebuilder:default=6379
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+
+	// annotations added to the endpoint Service <name> (e.g. for a load balancer controller).
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// authSecretRef requires clients to AUTH with the password in this Secret key. The Secret is mounted at
+	// /etc/rdx/auth and its file path written to topology auth.password_file. Adding or removing it restarts every
+	// pod with a new epoch; a changed password reaches the pods through the mounted file.
+	// +optional
+	AuthSecretRef *SecretKeyReference `json:"authSecretRef,omitempty"`
+
+	// tlsSecretRef names a kubernetes.io/tls Secret (tls.crt, tls.key) mounted read-only at /etc/rdx/tls.
+	// Note: the topology of this engine version has no TLS settings, so rdxd still serves plain RESP; the
+	// operator reports a TLSNotServed warning event while this is set.
+	// +optional
+	TLSSecretRef *LocalObjectReference `json:"tlsSecretRef,omitempty"`
+}
+
+// SchedulingSpec places the rdxd pods.
+type SchedulingSpec struct {
+	// nodeSelector of the pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// affinity of the pods; replaces the operator's default preferred anti-affinity between replicas of a shard.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// tolerations of the pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// topologySpreadConstraints of the pods.
+	// +optional
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// priorityClassName of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// PodOverrides are merged into every rdxd pod template; changing them rolls the pods (same epoch).
+type PodOverrides struct {
+	// labels added to the pods; the operator's labels (app.kubernetes.io/*, rdx.dev/*) win on conflict.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// annotations added to the pods; the operator's annotations (rdx.dev/*, k8s.v1.cni.cncf.io/networks) win.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// serviceAccountName of the pods (rdxd needs no Kubernetes API access).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// imagePullSecrets of the pods.
+	// +optional
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// securityContext of the pods.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+	// env added to the rdxd container after the operator's (POD_NAME, POD_NAMESPACE).
+	// +optional
+	// +listType=atomic
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// terminationGracePeriodSeconds of the pods; rdxd drains in at most 10 s after SIGTERM. Default 30.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+}
+
+// TxClusterPhase summarises the conditions in one word.
+// +kubebuilder:validation:Enum=Pending;Running;Updating;Degraded
+type TxClusterPhase string
+
+// TxCluster phases.
+const (
+	// PhasePending: no replica is ready yet.
+	PhasePending TxClusterPhase = "Pending"
+	// PhaseRunning: Ready is True.
+	PhaseRunning TxClusterPhase = "Running"
+	// PhaseUpdating: some replicas are ready and a rollout, restart or scale is in progress.
+	PhaseUpdating TxClusterPhase = "Updating"
+	// PhaseDegraded: Degraded is True.
+	PhaseDegraded TxClusterPhase = "Degraded"
+)
+
+// TxClusterStatus is what the operator observed.
+type TxClusterStatus struct {
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase summarises the conditions: Pending, Running, Updating or Degraded.
+	// +optional
+	Phase TxClusterPhase `json:"phase,omitempty"`
+	// epoch is the configuration epoch in the topology ConfigMap; it grows by one whenever the topology changes.
+	// +optional
+	Epoch int64 `json:"epoch,omitempty"`
+	// replicas is the number of data pods wanted over all shards (shards x replicas).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// readyReplicas is the number of data pods that run the current topology and pass /readyz.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// endpoint is the in-cluster address of the endpoint Service, host:port.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// shards lists the members of every shard as written in the topology.
+	// +optional
+	// +listType=map
+	// +listMapKey=id
+	Shards []ShardStatus `json:"shards,omitempty"`
+	// conditions: Ready, Progressing, Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ShardStatus describes one shard.
+type ShardStatus struct {
+	// id of the shard, 0 to shards-1.
+	ID int32 `json:"id"`
+	// members are the node (pod) names of the shard's replicas in topology order.
+	// +optional
+	// +listType=atomic
+	Members []string `json:"members,omitempty"`
+	// primary is the member that orders writes (the first member).
+	// +optional
+	Primary string `json:"primary,omitempty"`
+	// readyMembers is the number of members that pass /readyz.
+	// +optional
+	ReadyMembers int32 `json:"readyMembers,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TxClusterList is a list of TxCluster.
+type TxClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TxCluster `json:"items"`
+}

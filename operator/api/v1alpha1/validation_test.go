@@ -1,0 +1,249 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rdx-dev/rdx/operator/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// object builds an rdx.dev/v1alpha1 object from the YAML of its spec.
+func object(t *testing.T, kind, name, specYAML string) *unstructured.Unstructured {
+	t.Helper()
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
+		t.Fatalf("bad test YAML: %v", err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion("rdx.dev/v1alpha1")
+	u.SetKind(kind)
+	u.SetName(name)
+	return u
+}
+
+// expectInvalid asserts the API server rejected a write as invalid with a message containing want.
+func expectInvalid(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want rejection containing %q", want)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("want an Invalid error containing %q, got %v", want, err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("rejection does not contain %q:\n%v", want, err)
+	}
+}
+
+// createCases: every CEL rule on create, and a few schema rules, each with the message users will see.
+var createCases = []struct {
+	name, kind, objName, spec, want string
+}{
+	{"txc name too long", "TxCluster", strings.Repeat("a", 41), ``,
+		"metadata.name must be a DNS-1035 label of at most 40 characters"},
+	{"txc name starts with digit", "TxCluster", "1db", ``,
+		"metadata.name must be a DNS-1035 label"},
+	{"majority protocol with 2 replicas", "TxCluster", "db", `{replicas: 2, replication: {protocol: zab}}`,
+		"replication.protocol zab commits on a majority quorum and needs replicas >= 3"},
+	{"abd with 1 replica", "TxCluster", "db", `{replicas: 1, replication: {protocol: abd}}`,
+		"replication.protocol abd commits on a majority quorum"},
+	{"hugepages without cpu or memory", "TxCluster", "db",
+		`{transport: {hugepages: {enabled: true, size: 1Gi}}}`,
+		"transport.hugepages needs a cpu or memory request or limit in resources"},
+	{"hugepages in resources", "TxCluster", "db",
+		`{resources: {limits: {hugepages-2Mi: 1Gi, memory: 2Gi}}}`,
+		"set huge pages with transport.hugepages, not in resources"},
+	{"hugepages without size", "TxCluster", "db",
+		`{transport: {hugepages: {enabled: true}}, resources: {requests: {memory: 1Gi}}}`,
+		"transport.hugepages.size is required when hugepages are enabled"},
+	{"hugepages size not a multiple of 2Mi", "TxCluster", "db",
+		`{transport: {hugepages: {enabled: true, size: 3Mi}}, resources: {requests: {memory: 1Gi}}}`,
+		"transport.hugepages.size must be a positive multiple of 2Mi"},
+	{"verbs without rdma", "TxCluster", "db", `{transport: {kind: verbs}}`,
+		"transport.kind verbs needs RDMA devices in the pods"},
+	{"tcp with rdma", "TxCluster", "db",
+		`{transport: {kind: tcp, rdma: {mode: sharedDevice, resourceName: rdma/hca}}}`,
+		"transport.rdma.mode applies only to transport.kind verbs"},
+	{"sharedDevice without resourceName", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: sharedDevice}}}`,
+		"transport.rdma.resourceName is required with rdma.mode sharedDevice"},
+	{"sriov without resourceName", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: sriov, networks: [sriov-rdma]}}}`,
+		"transport.rdma.resourceName is required with rdma.mode sriov"},
+	{"hostDevice with resourceName", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: hostDevice, resourceName: rdma/hca}}}`,
+		"transport.rdma.resourceName and resourceCount apply only to rdma.mode sharedDevice or sriov"},
+	{"sriov without networks", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: sriov, resourceName: nvidia.com/sriov_rdma}}}`,
+		"transport.rdma.networks is required with rdma.mode sriov"},
+	{"hostDevice with networks", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: hostDevice, networks: [macvlan]}}}`,
+		"transport.rdma.networks applies only to rdma.mode sharedDevice or sriov"},
+	{"hostNetwork outside hostDevice", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: sharedDevice, resourceName: rdma/hca, hostNetwork: true}}}`,
+		"transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice"},
+	{"privileged outside hostDevice", "TxCluster", "db",
+		`{transport: {kind: verbs, rdma: {mode: sriov, resourceName: a.b/c, networks: [sriov-net], privileged: false}}}`,
+		"transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice"},
+	{"unknown transaction protocol", "TxCluster", "db", `{transactions: {protocol: 2pl}}`,
+		`Unsupported value: "2pl"`},
+	{"primary-backup is the default, not a value", "TxCluster", "db", `{replication: {protocol: primary-backup}}`,
+		`Unsupported value: "primary-backup"`},
+	{"too many replicas", "TxCluster", "db", `{replicas: 8}`,
+		"spec.replicas: Invalid value: 8"},
+
+	{"rors cpu autoscaling without cpu request", "ReplicaSet", "ro",
+		`{clusterRef: {name: db}, autoscaling: {maxReplicas: 4, metric: cpuUtilization, target: 70}}`,
+		"autoscaling on cpuUtilization needs resources.requests.cpu"},
+	{"rors min above max", "ReplicaSet", "ro",
+		`{clusterRef: {name: db}, autoscaling: {minReplicas: 5, maxReplicas: 4, metric: readsPerSecond, target: 1000}}`,
+		"autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
+	{"rors cpu target above 100", "ReplicaSet", "ro",
+		`{clusterRef: {name: db}, resources: {requests: {cpu: 1}}, autoscaling: {maxReplicas: 4, metric: cpuUtilization, target: 150}}`,
+		"autoscaling.target is a percentage (1 to 100) for metric cpuUtilization"},
+	{"rors unknown consistency", "ReplicaSet", "ro", `{clusterRef: {name: db}, consistency: eventual}`,
+		`Unsupported value: "eventual"`},
+
+	{"bench params of another workload", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: tpcc, ycsb: {workload: B}}}`,
+		"workload parameters must match workload.type: with type tpcc set only workload.tpcc"},
+	{"bench sweep over another workload's field", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: ycsb}, sweep: {parameter: tpcc.warehouses, values: ["1", "2"]}}`,
+		"sweep.parameter must be clients, threads or a parameter of the ycsb workload (ycsb.<field>)"},
+	{"bench sweep clients not integers", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: clients, values: ["1", "x"]}}`,
+		"sweep.values of clients or threads must be integers from 1 to 256"},
+	{"bench sweep threads above 256", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: threads, values: ["8", "512"]}}`,
+		"sweep.values of clients or threads must be integers from 1 to 256"},
+	{"bench verify without run", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: smallbank}, phases: [load]}`,
+		"verify checks the history of the run phase"},
+	{"bench duration too short", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: tatp}, duration: 500ms}`,
+		"duration must be between 1s and 24h"},
+	{"bench duration too long", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: tatp}, duration: 25h}`,
+		"duration must be between 1s and 24h"},
+	{"bench hot set larger than accounts", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: smallbank, smallbank: {accounts: 10, hotspotAccounts: 20}}}`,
+		"smallbank.hotspotAccounts must not exceed smallbank.accounts"},
+	{"bench write and rmw above 100", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: replication, replication: {writePercent: 60, rmwPercent: 50}}}`,
+		"replication.writePercent + replication.rmwPercent must not exceed 100"},
+	{"bench theta out of range", "Benchmark", "b",
+		`{targetRef: {name: db}, workload: {type: ycsb, ycsb: {theta: "1.2"}}}`,
+		"spec.workload.ycsb.theta: Invalid value"},
+	{"bench target of unknown kind", "Benchmark", "b",
+		`{targetRef: {kind: Deployment, name: db}, workload: {type: micro}}`,
+		`Unsupported value: "Deployment"`},
+}
+
+func TestCreateRejections(t *testing.T) {
+	ns := env.Namespace(t)
+	for _, tc := range createCases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := object(t, tc.kind, tc.objName, tc.spec)
+			o.SetNamespace(ns)
+			expectInvalid(t, env.Client.Create(context.Background(), o), tc.want)
+		})
+	}
+}
+
+// updateCases: immutability rules. base is created, then changed by update (merged into spec).
+var updateCases = []struct {
+	name, kind, base, update, want string
+}{
+	{"txc shards immutable", "TxCluster", `{shards: 2}`, `{shards: 3}`,
+		"shards is immutable: changing it would remap every key"},
+	{"txc defaulted shards immutable", "TxCluster", `{}`, `{shards: 4}`,
+		"shards is immutable"},
+	{"rors clusterRef immutable", "ReplicaSet", `{clusterRef: {name: a}}`, `{clusterRef: {name: b}}`,
+		"clusterRef is immutable"},
+	{"bench spec immutable", "Benchmark", `{targetRef: {name: db}, workload: {type: micro}}`, `{clients: 8}`,
+		"Benchmark spec is immutable"},
+}
+
+func TestUpdateRejections(t *testing.T) {
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	for i, tc := range updateCases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := object(t, tc.kind, fmt.Sprintf("u%d", i), tc.base)
+			o.SetNamespace(ns)
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatalf("create base: %v", err)
+			}
+			changes := object(t, tc.kind, "", tc.update).Object["spec"].(map[string]any)
+			spec := o.Object["spec"].(map[string]any)
+			for k, v := range changes {
+				spec[k] = v
+			}
+			expectInvalid(t, env.Client.Update(ctx, o), tc.want)
+		})
+	}
+}
+
+// TestValidObjects: each RDMA mode and a full benchmark are accepted, and the server fills in the defaults the
+// controller relies on.
+func TestValidObjects(t *testing.T) {
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	valid := map[string]struct{ kind, spec string }{
+		"tcp":          {"TxCluster", `{}`},
+		"shared":       {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sharedDevice, resourceName: rdma/rdma_shared_device_a, networks: [rdma-macvlan]}}}`},
+		"sriov":        {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sriov, resourceName: nvidia.com/sriov_rdma, resourceCount: 1, networks: [sriov-ns/sriov-rdma@net1]}}}`},
+		"host":         {"TxCluster", `{transport: {kind: verbs, rdma: {mode: hostDevice, hostNetwork: true, privileged: false}}}`},
+		"huge":         {"TxCluster", `{transport: {hugepages: {enabled: true, size: 512Mi}}, resources: {limits: {memory: 2Gi}}}`},
+		"zab":          {"TxCluster", `{replicas: 3, replication: {protocol: zab}, transactions: {protocol: occ}}`},
+		"craq2":        {"TxCluster", `{replicas: 2, replication: {protocol: craq}}`},
+		"ro":           {"ReplicaSet", `{clusterRef: {name: db}, replicas: 0, consistency: stale}`},
+		"ro-autoscale": {"ReplicaSet", `{clusterRef: {name: db}, replicas: 2, autoscaling: {minReplicas: 1, maxReplicas: 8, metric: readsPerSecond, target: 50000}}`},
+		"bench":        {"Benchmark", `{targetRef: {kind: ReplicaSet, name: ro}, workload: {type: ycsb, ycsb: {workload: C, theta: "0.5"}}, sweep: {parameter: ycsb.theta, values: ["0.1", "0.99"]}}`},
+		"bench-sweep":  {"Benchmark", `{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: threads, values: ["1", "256"]}, verify: false, phases: [load]}`},
+	}
+	for name, v := range valid {
+		o := object(t, v.kind, name, v.spec)
+		o.SetNamespace(ns)
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Errorf("%s: rejected: %v", name, err)
+		}
+	}
+
+	tcp := &unstructured.Unstructured{}
+	tcp.SetAPIVersion("rdx.dev/v1alpha1")
+	tcp.SetKind("TxCluster")
+	if err := env.Client.Get(ctx, keyOf(ns, "tcp"), tcp); err != nil {
+		t.Fatal(err)
+	}
+	defaults := map[string]any{
+		"spec.shards": int64(1), "spec.replicas": int64(3), "spec.workers": int64(2),
+		"spec.imagePullPolicy": "IfNotPresent", "spec.transport.kind": "tcp", "spec.transport.primitives": "hybrid",
+		"spec.transport.rdma.mode": "none", "spec.transport.hugepages.enabled": false,
+		"spec.transport.batching.enabled": true, "spec.transport.batching.maxBytes": int64(4096),
+		"spec.transport.batching.maxMessages": int64(64), "spec.transactions.protocol": "dnl4",
+		"spec.transactions.localBackupReads": true, "spec.transactions.hashTableBatching": true,
+		"spec.endpoint.serviceType": "ClusterIP", "spec.endpoint.port": int64(6379),
+	}
+	for path, want := range defaults {
+		got, found, err := unstructured.NestedFieldNoCopy(tcp.Object, strings.Split(path, ".")...)
+		if err != nil || !found || got != want {
+			t.Errorf("default %s = %v (found %v, err %v), want %v", path, got, found, err, want)
+		}
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(tcp.Object, "spec", "replication", "protocol"); found {
+		t.Errorf("spec.replication.protocol must stay unset by default (rdxd's primary-backup)")
+	}
+}

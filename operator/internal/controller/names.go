@@ -1,0 +1,110 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package controller
+
+import (
+	"fmt"
+	"strconv"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+)
+
+// Labels and annotations the operator sets. Selectors use only the rdx.dev/* labels, which never change for an
+// object's lifetime (StatefulSet selectors are immutable).
+const (
+	LabelCluster   = "rdx.dev/cluster"
+	LabelShard     = "rdx.dev/shard"
+	LabelRole      = "rdx.dev/role"
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's primary.
+	LabelPodIndex = "apps.kubernetes.io/pod-index"
+
+	// AnnotationRestartHash on the pod template changes whenever the topology changes in a way rdxd cannot apply
+	// while running; pods carrying another value are restarted together.
+	AnnotationRestartHash = "rdx.dev/restart-hash"
+	// AnnotationMultusNetworks attaches secondary networks through Multus.
+	AnnotationMultusNetworks = "k8s.v1.cni.cncf.io/networks"
+
+	ManagedBy = "rdx-operator"
+	RoleData  = "data"
+	RoleRO    = "ro"
+
+	// Container contract (engine/docs/topology.md).
+	TransportPort    = 7000
+	RedisPort        = 6379
+	HTTPPort         = 9100
+	TopologyKey      = "topology.json"
+	ConfigDir        = "/etc/rdx"
+	AuthDir          = "/etc/rdx/auth"
+	TLSDir           = "/etc/rdx/tls"
+	HugepagesDir     = "/dev/hugepages"
+	InfinibandDir    = "/dev/infiniband"
+	ContainerName    = "rdxd"
+	HugepagesRes     = "hugepages-2Mi"
+	DefaultInterface = "net1"
+)
+
+func headlessName(c *rdxv1.TxCluster) string { return c.Name + "-hl" }
+func topologyName(c *rdxv1.TxCluster) string { return c.Name + "-topology" }
+func endpointName(c *rdxv1.TxCluster) string { return c.Name }
+func writersName(c *rdxv1.TxCluster) string  { return c.Name + "-rw" }
+func readersName(c *rdxv1.TxCluster) string  { return c.Name + "-ro" }
+func pdbName(c *rdxv1.TxCluster) string      { return c.Name }
+
+func statefulSetName(c *rdxv1.TxCluster, shard int32) string {
+	return fmt.Sprintf("%s-s%d", c.Name, shard)
+}
+
+// podName is also the rdxd node name of the replica.
+func podName(c *rdxv1.TxCluster, shard, ordinal int32) string {
+	return fmt.Sprintf("%s-%d", statefulSetName(c, shard), ordinal)
+}
+
+// podHost is the stable DNS name of a pod through the headless Service.
+func podHost(c *rdxv1.TxCluster, shard, ordinal int32) string {
+	return fmt.Sprintf("%s.%s.%s.svc", podName(c, shard, ordinal), headlessName(c), c.Namespace)
+}
+
+// commonLabels mark every object the operator creates for a cluster.
+func commonLabels(c *rdxv1.TxCluster) map[string]string {
+	return map[string]string{
+		LabelName:      "rdx",
+		LabelInstance:  c.Name,
+		LabelManagedBy: ManagedBy,
+		LabelCluster:   c.Name,
+	}
+}
+
+// dataSelector selects every data pod of the cluster.
+func dataSelector(c *rdxv1.TxCluster) map[string]string {
+	return map[string]string{LabelCluster: c.Name, LabelRole: RoleData}
+}
+
+// shardSelector selects the data pods of one shard (a StatefulSet's selector).
+func shardSelector(c *rdxv1.TxCluster, shard int32) map[string]string {
+	s := dataSelector(c)
+	s[LabelShard] = strconv.Itoa(int(shard))
+	return s
+}
+
+func shardLabels(c *rdxv1.TxCluster, shard int32) map[string]string {
+	l := commonLabels(c)
+	l[LabelComponent] = RoleData
+	for k, v := range shardSelector(c, shard) {
+		l[k] = v
+	}
+	return l
+}
+
+func mergeMaps(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

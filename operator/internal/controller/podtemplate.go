@@ -1,0 +1,261 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+)
+
+const (
+	volumeTopology  = "topology"
+	volumeAuth      = "auth"
+	volumeTLS       = "tls"
+	volumeHugepages = "hugepages"
+	volumeDevices   = "infiniband"
+
+	defaultGracePeriod = int64(30)
+)
+
+// podTemplate builds the pod template of one shard's StatefulSet: the rdxd container per the container contract,
+// plus the RDMA wiring of spec.transport.rdma and huge pages.
+func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	s := &c.Spec
+	rdma := &s.Transport.RDMA
+	annotations := mergeMaps(s.PodTemplate.Annotations, map[string]string{AnnotationRestartHash: restartHash})
+	if len(rdma.Networks) > 0 {
+		annotations[AnnotationMultusNetworks] = strings.Join(rdma.Networks, ",")
+	}
+
+	container, err := rdxdContainer(c, image)
+	if err != nil {
+		return nil, err
+	}
+	spec := corev1ac.PodSpec().
+		WithContainers(container).
+		WithVolumes(podVolumes(c)...).
+		WithEnableServiceLinks(false).
+		WithTerminationGracePeriodSeconds(deref(s.PodTemplate.TerminationGracePeriodSeconds, defaultGracePeriod))
+	if s.PodTemplate.ServiceAccountName != "" {
+		spec.WithServiceAccountName(s.PodTemplate.ServiceAccountName)
+	}
+	for _, ref := range s.PodTemplate.ImagePullSecrets {
+		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
+	}
+	if rdma.Mode == rdxv1.RDMAHostDevice && rdma.HostNetwork {
+		spec.WithHostNetwork(true).WithDNSPolicy(corev1.DNSClusterFirstWithHostNet)
+	}
+	if err := applyScheduling(spec, c, shard); err != nil {
+		return nil, err
+	}
+	if s.PodTemplate.SecurityContext != nil {
+		spec.SecurityContext = &corev1ac.PodSecurityContextApplyConfiguration{}
+		if err := convert(s.PodTemplate.SecurityContext, spec.SecurityContext); err != nil {
+			return nil, fmt.Errorf("podTemplate.securityContext: %w", err)
+		}
+	}
+	return corev1ac.PodTemplateSpec().
+		WithLabels(mergeMaps(s.PodTemplate.Labels, shardLabels(c, shard))).
+		WithAnnotations(annotations).
+		WithSpec(spec), nil
+}
+
+func rdxdContainer(c *rdxv1.TxCluster, image string) (*corev1ac.ContainerApplyConfiguration, error) {
+	s := &c.Spec
+	rdma := &s.Transport.RDMA
+	ctr := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(image).
+		WithImagePullPolicy(s.ImagePullPolicy).
+		WithCommand("rdxd").
+		WithArgs("--config", ConfigDir+"/"+TopologyKey, "--node", "$(POD_NAME)").
+		WithEnv(
+			corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(corev1ac.EnvVarSource().
+				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
+			corev1ac.EnvVar().WithName("POD_NAMESPACE").WithValueFrom(corev1ac.EnvVarSource().
+				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
+		).
+		WithPorts(
+			corev1ac.ContainerPort().WithName("transport").WithContainerPort(TransportPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("redis").WithContainerPort(RedisPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("http").WithContainerPort(HTTPPort).WithProtocol(corev1.ProtocolTCP),
+		).
+		WithReadinessProbe(httpProbe("/readyz", 5, 3, 0)).
+		WithLivenessProbe(httpProbe("/healthz", 10, 3, 10)).
+		WithVolumeMounts(volumeMounts(c)...)
+	for i := range s.PodTemplate.Env {
+		env := &corev1ac.EnvVarApplyConfiguration{}
+		if err := convert(&s.PodTemplate.Env[i], env); err != nil {
+			return nil, fmt.Errorf("podTemplate.env[%d]: %w", i, err)
+		}
+		ctr.WithEnv(env)
+	}
+
+	res, err := containerResources(c)
+	if err != nil {
+		return nil, err
+	}
+	ctr.WithResources(res)
+
+	if rdma.Mode != rdxv1.RDMANone {
+		// IPC_LOCK lets rdxd pin registered memory beyond RLIMIT_MEMLOCK, which Kubernetes cannot raise.
+		sc := corev1ac.SecurityContext().WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
+		if rdma.Mode == rdxv1.RDMAHostDevice && deref(rdma.Privileged, true) {
+			sc.WithPrivileged(true)
+		}
+		ctr.WithSecurityContext(sc)
+	}
+	return ctr, nil
+}
+
+// containerResources adds the RDMA device resource and huge pages to the user's resources. Extended resources and
+// huge pages must have requests equal to limits.
+func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
+	requests := c.Spec.Resources.Requests.DeepCopy()
+	limits := c.Spec.Resources.Limits.DeepCopy()
+	if requests == nil {
+		requests = corev1.ResourceList{}
+	}
+	if limits == nil {
+		limits = corev1.ResourceList{}
+	}
+	rdma := &c.Spec.Transport.RDMA
+	if rdma.Mode == rdxv1.RDMASharedDevice || rdma.Mode == rdxv1.RDMASRIOV {
+		n := *resource.NewQuantity(int64(deref(rdma.ResourceCount, 1)), resource.DecimalSI)
+		requests[corev1.ResourceName(rdma.ResourceName)] = n
+		limits[corev1.ResourceName(rdma.ResourceName)] = n
+	}
+	if hp := &c.Spec.Transport.Hugepages; hp.Enabled {
+		if hp.Size == nil {
+			return nil, fmt.Errorf("transport.hugepages.size is required when hugepages are enabled")
+		}
+		requests[HugepagesRes] = hp.Size.DeepCopy()
+		limits[HugepagesRes] = hp.Size.DeepCopy()
+	}
+	res := corev1ac.ResourceRequirements()
+	if len(requests) > 0 {
+		res.WithRequests(requests)
+	}
+	if len(limits) > 0 {
+		res.WithLimits(limits)
+	}
+	return res, nil
+}
+
+func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
+	s := &c.Spec
+	// The whole directory is mounted (no subPath) so kubelet refreshes the file when the ConfigMap changes.
+	vols := []*corev1ac.VolumeApplyConfiguration{
+		corev1ac.Volume().WithName(volumeTopology).WithConfigMap(corev1ac.ConfigMapVolumeSource().
+			WithName(topologyName(c)).
+			WithItems(corev1ac.KeyToPath().WithKey(TopologyKey).WithPath(TopologyKey))),
+	}
+	if ref := s.Endpoint.AuthSecretRef; ref != nil {
+		vols = append(vols, corev1ac.Volume().WithName(volumeAuth).WithSecret(corev1ac.SecretVolumeSource().
+			WithSecretName(ref.Name).WithDefaultMode(0o400).
+			WithItems(corev1ac.KeyToPath().WithKey(ref.Key).WithPath(ref.Key))))
+	}
+	if ref := s.Endpoint.TLSSecretRef; ref != nil {
+		vols = append(vols, corev1ac.Volume().WithName(volumeTLS).WithSecret(corev1ac.SecretVolumeSource().
+			WithSecretName(ref.Name).WithDefaultMode(0o400)))
+	}
+	if s.Transport.Hugepages.Enabled {
+		vols = append(vols, corev1ac.Volume().WithName(volumeHugepages).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
+			WithMedium(corev1.StorageMediumHugePagesPrefix+"2Mi")))
+	}
+	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
+		vols = append(vols, corev1ac.Volume().WithName(volumeDevices).WithHostPath(corev1ac.HostPathVolumeSource().
+			WithPath(InfinibandDir).WithType(corev1.HostPathDirectory)))
+	}
+	return vols
+}
+
+func volumeMounts(c *rdxv1.TxCluster) []*corev1ac.VolumeMountApplyConfiguration {
+	s := &c.Spec
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{
+		corev1ac.VolumeMount().WithName(volumeTopology).WithMountPath(ConfigDir).WithReadOnly(true),
+	}
+	if s.Endpoint.AuthSecretRef != nil {
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeAuth).WithMountPath(AuthDir).WithReadOnly(true))
+	}
+	if s.Endpoint.TLSSecretRef != nil {
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeTLS).WithMountPath(TLSDir).WithReadOnly(true))
+	}
+	if s.Transport.Hugepages.Enabled {
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeHugepages).WithMountPath(HugepagesDir))
+	}
+	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeDevices).WithMountPath(InfinibandDir))
+	}
+	return mounts
+}
+
+func httpProbe(path string, period, failures, initialDelay int32) *corev1ac.ProbeApplyConfiguration {
+	p := corev1ac.Probe().
+		WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("http"))).
+		WithPeriodSeconds(period).
+		WithTimeoutSeconds(2).
+		WithFailureThreshold(failures)
+	if initialDelay > 0 {
+		p.WithInitialDelaySeconds(initialDelay)
+	}
+	return p
+}
+
+// applyScheduling copies spec.scheduling; without an affinity, replicas of a shard prefer distinct nodes.
+func applyScheduling(spec *corev1ac.PodSpecApplyConfiguration, c *rdxv1.TxCluster, shard int32) error {
+	sch := &c.Spec.Scheduling
+	if len(sch.NodeSelector) > 0 {
+		spec.WithNodeSelector(sch.NodeSelector)
+	}
+	if sch.PriorityClassName != "" {
+		spec.WithPriorityClassName(sch.PriorityClassName)
+	}
+	if sch.Affinity != nil {
+		spec.Affinity = &corev1ac.AffinityApplyConfiguration{}
+		if err := convert(sch.Affinity, spec.Affinity); err != nil {
+			return fmt.Errorf("scheduling.affinity: %w", err)
+		}
+	} else {
+		spec.WithAffinity(corev1ac.Affinity().WithPodAntiAffinity(corev1ac.PodAntiAffinity().
+			WithPreferredDuringSchedulingIgnoredDuringExecution(corev1ac.WeightedPodAffinityTerm().
+				WithWeight(100).
+				WithPodAffinityTerm(corev1ac.PodAffinityTerm().
+					WithTopologyKey(corev1.LabelHostname).
+					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(shardSelector(c, shard)))))))
+	}
+	for i := range sch.Tolerations {
+		t := &corev1ac.TolerationApplyConfiguration{}
+		if err := convert(&sch.Tolerations[i], t); err != nil {
+			return fmt.Errorf("scheduling.tolerations[%d]: %w", i, err)
+		}
+		spec.WithTolerations(t)
+	}
+	for i := range sch.TopologySpreadConstraints {
+		t := &corev1ac.TopologySpreadConstraintApplyConfiguration{}
+		if err := convert(&sch.TopologySpreadConstraints[i], t); err != nil {
+			return fmt.Errorf("scheduling.topologySpreadConstraints[%d]: %w", i, err)
+		}
+		spec.WithTopologySpreadConstraints(t)
+	}
+	return nil
+}
+
+// convert turns a typed API value from the TxCluster spec into its apply configuration. Both share the JSON shape,
+// and the typed value came from the API server, so only fields the user set (or the server defaulted) appear.
+func convert(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}

@@ -1,0 +1,303 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/testenv"
+)
+
+const (
+	testImage = "registry.test/rdx-engine:test"
+	wait      = 20 * time.Second
+)
+
+var (
+	env *testenv.Env
+	// cached reads what the reconciler reads: the manager's informer cache.
+	cached client.Reader
+)
+
+// TestMain runs the reconciler in a manager against envtest's API server, as cmd/manager does. There is no
+// kubelet, StatefulSet controller or garbage collector: tests create pods and write workload status themselves.
+func TestMain(m *testing.M) {
+	// Reconcile errors are expected in some tests (and retried); RDX_TEST_LOG=1 shows the manager's log.
+	level := zapcore.PanicLevel
+	if os.Getenv("RDX_TEST_LOG") != "" {
+		level = zapcore.DebugLevel
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level), zap.StacktraceLevel(zapcore.PanicLevel)))
+	testenv.Main(m, &env, startManager)
+}
+
+func startManager(e *testenv.Env) (func(), error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: CacheByObject()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &TxClusterReconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("rdx-operator"),
+		EngineImage:   testImage,
+		DegradedAfter: time.Hour, // the time-based path is covered by TestPodProblem
+	}
+	if err := r.SetupWithManager(mgr, 2); err != nil {
+		return nil, err
+	}
+	cached = mgr.GetClient()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}, nil
+}
+
+// createCluster creates a TxCluster, shaped by mutate, in a fresh namespace.
+func createCluster(t *testing.T, name string, mutate func(*rdxv1.TxCluster)) *rdxv1.TxCluster {
+	t.Helper()
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: env.Namespace(t)}}
+	if mutate != nil {
+		mutate(c)
+	}
+	if err := env.Client.Create(context.Background(), c); err != nil {
+		t.Fatalf("create TxCluster: %v", err)
+	}
+	return c
+}
+
+func get(t *testing.T, c *rdxv1.TxCluster, name string, obj client.Object) error {
+	t.Helper()
+	return env.Client.Get(context.Background(), client.ObjectKey{Namespace: c.Namespace, Name: name}, obj)
+}
+
+func getCluster(t *testing.T, c *rdxv1.TxCluster) *rdxv1.TxCluster {
+	t.Helper()
+	out := &rdxv1.TxCluster{}
+	if err := get(t, c, c.Name, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// updateCluster re-reads the TxCluster, applies mutate and writes it back, retrying on conflicts.
+func updateCluster(t *testing.T, c *rdxv1.TxCluster, mutate func(*rdxv1.TxCluster)) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() error {
+		cur := getCluster(t, c)
+		mutate(cur)
+		return env.Client.Update(context.Background(), cur)
+	})
+}
+
+// waitTopology waits for the topology ConfigMap at the given epoch and returns it parsed.
+func waitTopology(t *testing.T, c *rdxv1.TxCluster, epoch int64) Topology {
+	t.Helper()
+	var topo Topology
+	testenv.Eventually(t, wait, func() error {
+		var cm corev1.ConfigMap
+		if err := get(t, c, topologyName(c), &cm); err != nil {
+			return err
+		}
+		var err error
+		if topo, err = ParseTopology(cm.Data[TopologyKey]); err != nil {
+			return err
+		}
+		if topo.Epoch != epoch {
+			return fmt.Errorf("topology epoch %d, want %d", topo.Epoch, epoch)
+		}
+		return nil
+	})
+	return topo
+}
+
+// waitStatefulSet waits until the shard's StatefulSet satisfies check.
+func waitStatefulSet(t *testing.T, c *rdxv1.TxCluster, shard int32, check func(*appsv1.StatefulSet) error) *appsv1.StatefulSet {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	testenv.Eventually(t, wait, func() error {
+		if err := get(t, c, statefulSetName(c, shard), sts); err != nil {
+			return err
+		}
+		return check(sts)
+	})
+	return sts
+}
+
+// waitStatus waits until the TxCluster status satisfies check.
+func waitStatus(t *testing.T, c *rdxv1.TxCluster, check func(*rdxv1.TxClusterStatus) error) *rdxv1.TxCluster {
+	t.Helper()
+	var cur *rdxv1.TxCluster
+	testenv.Eventually(t, wait, func() error {
+		cur = getCluster(t, c)
+		if cur.Status.ObservedGeneration != cur.Generation {
+			return fmt.Errorf("observedGeneration %d, generation %d", cur.Status.ObservedGeneration, cur.Generation)
+		}
+		return check(&cur.Status)
+	})
+	return cur
+}
+
+func conditionIs(st *rdxv1.TxClusterStatus, typ string, status metav1.ConditionStatus, reason string) error {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			if c.Status != status || (reason != "" && c.Reason != reason) {
+				return fmt.Errorf("condition %s = %s/%s (%s), want %s/%s", typ, c.Status, c.Reason, c.Message, status, reason)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no condition %s in %+v", typ, st.Conditions)
+}
+
+// rolledOut writes the status the StatefulSet controller writes once every pod runs the current template.
+func rolledOut(t *testing.T, c *rdxv1.TxCluster, shard int32, ready int32) {
+	t.Helper()
+	setStatefulSetStatus(t, c, shard, func(s *appsv1.StatefulSet) {
+		n := *s.Spec.Replicas
+		s.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: s.Generation, Replicas: n, ReadyReplicas: ready, AvailableReplicas: ready,
+			CurrentReplicas: n, UpdatedReplicas: n, CurrentRevision: "rev-" + strconv.FormatInt(s.Generation, 10),
+			UpdateRevision: "rev-" + strconv.FormatInt(s.Generation, 10),
+		}
+	})
+}
+
+func setStatefulSetStatus(t *testing.T, c *rdxv1.TxCluster, shard int32, mutate func(*appsv1.StatefulSet)) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := get(t, c, statefulSetName(c, shard), sts); err != nil {
+			return err
+		}
+		mutate(sts)
+		return env.Client.Status().Update(context.Background(), sts)
+	})
+}
+
+// createPod creates the pod the StatefulSet controller would create from the shard's current template, and
+// marks it Running with the given readiness.
+func createPod(t *testing.T, c *rdxv1.TxCluster, shard, ordinal int32, ready bool) *corev1.Pod {
+	t.Helper()
+	sts := waitStatefulSet(t, c, shard, func(*appsv1.StatefulSet) error { return nil })
+	tmpl := sts.Spec.Template
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: podName(c, shard, ordinal), Namespace: c.Namespace,
+			Labels:      mergeMaps(tmpl.Labels, map[string]string{LabelPodIndex: strconv.Itoa(int(ordinal))}),
+			Annotations: tmpl.Annotations,
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, p); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	setPodReady(t, p, ready)
+	return p
+}
+
+func setPodReady(t *testing.T, p *corev1.Pod, ready bool) {
+	t.Helper()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	if err := env.Client.Status().Update(context.Background(), p); err != nil {
+		t.Fatalf("set pod %s ready=%v: %v", p.Name, ready, err)
+	}
+}
+
+// waitEvent waits for an event about the TxCluster with the given reason whose note contains text.
+func waitEvent(t *testing.T, c *rdxv1.TxCluster, reason, text string) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() error {
+		var events eventsv1.EventList
+		if err := env.Client.List(context.Background(), &events, client.InNamespace(c.Namespace)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == c.Name && e.Regarding.Kind == "TxCluster" {
+				if e.Reason == reason && strings.Contains(e.Note, text) {
+					return nil
+				}
+				seen = append(seen, e.Reason+": "+e.Note)
+			}
+		}
+		return fmt.Errorf("no %s event containing %q; have %q", reason, text, seen)
+	})
+}
+
+// waitIdle waits until the TxCluster controller has no queued and no running reconcile (from its metrics), so a
+// test can then assert what happens, or does not happen, on the next event alone.
+func waitIdle(t *testing.T) {
+	t.Helper()
+	quiet := 0
+	testenv.Eventually(t, wait, func() error {
+		busy, err := controllerLoad()
+		if err != nil {
+			return err
+		}
+		if busy > 0 {
+			quiet = 0
+			return fmt.Errorf("%v reconciles queued or running", busy)
+		}
+		if quiet++; quiet < 3 {
+			return fmt.Errorf("idle for %d polls", quiet)
+		}
+		return nil
+	})
+}
+
+func controllerLoad() (float64, error) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return 0, err
+	}
+	var load float64
+	for _, f := range families {
+		if f.GetName() != "workqueue_depth" && f.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if (l.GetName() == "name" || l.GetName() == "controller") && l.GetValue() == "txcluster" {
+					load += m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return load, nil
+}

@@ -1,0 +1,202 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+)
+
+// Topology is the file rdxd reads (engine/docs/topology.md). Field names and order follow that document; every
+// field is written explicitly so the file says exactly what runs, independent of rdxd's defaults.
+type Topology struct {
+	Cluster     string              `json:"cluster"`
+	Epoch       int64               `json:"epoch"`
+	Transport   TopologyTransport   `json:"transport"`
+	Workers     int32               `json:"workers"`
+	Replication TopologyReplication `json:"replication"`
+	Txn         TopologyTxn         `json:"txn"`
+	Auth        TopologyAuth        `json:"auth"`
+	Shards      []TopologyShard     `json:"shards"`
+	Nodes       []TopologyNode      `json:"nodes"`
+}
+
+// TopologyTransport is the topology's transport section.
+type TopologyTransport struct {
+	Kind          string           `json:"kind"`
+	Primitives    string           `json:"primitives"`
+	Device        string           `json:"device"`
+	GIDIndex      int32            `json:"gid_index"`
+	RDMAInterface string           `json:"rdma_interface"`
+	Hugepages     bool             `json:"hugepages"`
+	Batching      TopologyBatching `json:"batching"`
+}
+
+// TopologyBatching is the topology's transport.batching section.
+type TopologyBatching struct {
+	Enabled     bool  `json:"enabled"`
+	MaxBytes    int32 `json:"max_bytes"`
+	MaxMessages int32 `json:"max_messages"`
+}
+
+// TopologyReplication is the topology's replication section.
+type TopologyReplication struct {
+	Protocol string `json:"protocol"`
+}
+
+// TopologyTxn is the topology's txn section.
+type TopologyTxn struct {
+	Protocol         string `json:"protocol"`
+	LocalBackupReads bool   `json:"local_backup_reads"`
+	HTBatching       bool   `json:"ht_batching"`
+}
+
+// TopologyAuth is the topology's auth section.
+type TopologyAuth struct {
+	PasswordFile string `json:"password_file"`
+}
+
+// TopologyShard lists one shard's members; the first is the primary.
+type TopologyShard struct {
+	ID      int32    `json:"id"`
+	Members []string `json:"members"`
+}
+
+// TopologyNode is one rdxd node.
+type TopologyNode struct {
+	Name      string `json:"name"`
+	Host      string `json:"host"`
+	RDMAAddr  string `json:"rdma_addr"`
+	Port      int32  `json:"port"`
+	RedisPort int32  `json:"redis_port"`
+	HTTPPort  int32  `json:"http_port"`
+	Role      string `json:"role"`
+}
+
+// DefaultReplicationProtocol is what the operator writes when spec.replication.protocol is unset: rdxd's
+// built-in protocol.
+const DefaultReplicationProtocol = "primary-backup"
+
+// buildTopology renders the topology for a cluster at the given epoch from a defaulted spec.
+func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
+	s := &c.Spec
+	t := Topology{
+		Cluster: c.Name,
+		Epoch:   epoch,
+		Transport: TopologyTransport{
+			Kind:          string(s.Transport.Kind),
+			Primitives:    string(s.Transport.Primitives),
+			Device:        s.Transport.RDMA.Device,
+			GIDIndex:      deref(s.Transport.RDMA.GIDIndex, -1),
+			RDMAInterface: rdmaInterface(&s.Transport.RDMA),
+			Hugepages:     s.Transport.Hugepages.Enabled,
+			Batching: TopologyBatching{
+				Enabled:     deref(s.Transport.Batching.Enabled, true),
+				MaxBytes:    s.Transport.Batching.MaxBytes,
+				MaxMessages: s.Transport.Batching.MaxMessages,
+			},
+		},
+		Workers:     s.Workers,
+		Replication: TopologyReplication{Protocol: string(s.Replication.Protocol)},
+		Txn: TopologyTxn{
+			Protocol:         string(s.Transactions.Protocol),
+			LocalBackupReads: deref(s.Transactions.LocalBackupReads, true),
+			HTBatching:       deref(s.Transactions.HashTableBatching, true),
+		},
+	}
+	if t.Replication.Protocol == "" {
+		t.Replication.Protocol = DefaultReplicationProtocol
+	}
+	if ref := s.Endpoint.AuthSecretRef; ref != nil {
+		t.Auth.PasswordFile = path.Join(AuthDir, ref.Key)
+	}
+	for shard := int32(0); shard < s.Shards; shard++ {
+		ts := TopologyShard{ID: shard}
+		for ord := int32(0); ord < s.Replicas; ord++ {
+			name := podName(c, shard, ord)
+			ts.Members = append(ts.Members, name)
+			t.Nodes = append(t.Nodes, TopologyNode{
+				Name: name, Host: podHost(c, shard, ord),
+				Port: TransportPort, RedisPort: RedisPort, HTTPPort: HTTPPort, Role: RoleData,
+			})
+		}
+		t.Shards = append(t.Shards, ts)
+	}
+	return t
+}
+
+// rdmaInterface is the interface rdxd reads its RDMA address from: the explicit one, net1 when Multus attaches
+// secondary networks, else empty (the interface holding the pod IP).
+func rdmaInterface(r *rdxv1.RDMASpec) string {
+	if r.Interface != "" {
+		return r.Interface
+	}
+	if len(r.Networks) > 0 {
+		return DefaultInterface
+	}
+	return ""
+}
+
+// Marshal renders the topology file.
+func (t Topology) Marshal() (string, error) {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return string(b) + "\n", nil
+}
+
+// RestartHash identifies the part of the topology rdxd cannot change while running: everything except shard
+// membership (shards and nodes) and the epoch.
+func (t Topology) RestartHash() string {
+	t.Epoch, t.Shards, t.Nodes = 0, nil, nil
+	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// ParseTopology reads a topology file written by the operator (unknown keys are tolerated so a newer file does not
+// block reconciliation; any difference from the rendered file bumps the epoch anyway).
+func ParseTopology(data string) (Topology, error) {
+	var t Topology
+	if err := json.Unmarshal([]byte(data), &t); err != nil {
+		return t, fmt.Errorf("parse %s: %w", TopologyKey, err)
+	}
+	if t.Epoch < 1 {
+		return t, fmt.Errorf("parse %s: epoch %d < 1", TopologyKey, t.Epoch)
+	}
+	return t, nil
+}
+
+// nextTopology decides the epoch: unchanged when the rendered file equals the current one at the current epoch,
+// otherwise one more than the highest epoch known (the current file's, or knownEpoch, the status's, when the
+// ConfigMap is gone or unreadable), so an epoch never names two different files.
+func nextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64) (Topology, string, error) {
+	floor := knownEpoch
+	if current != nil {
+		same := buildTopology(c, current.Epoch)
+		data, err := same.Marshal()
+		if err != nil {
+			return Topology{}, "", err
+		}
+		if data == currentData {
+			return same, data, nil
+		}
+		floor = max(floor, current.Epoch)
+	}
+	t := buildTopology(c, floor+1)
+	data, err := t.Marshal()
+	return t, data, err
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

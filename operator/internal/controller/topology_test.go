@@ -1,0 +1,242 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package controller
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/testenv"
+)
+
+// defaulted returns a TxCluster as the API server stores it after defaulting.
+func defaulted(name string) *rdxv1.TxCluster {
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	c.Spec = rdxv1.TxClusterSpec{
+		Shards: 2, Replicas: 3, Workers: 2, ImagePullPolicy: corev1.PullIfNotPresent,
+		Transport: rdxv1.TransportSpec{
+			Kind: rdxv1.TransportTCP, Primitives: rdxv1.PrimitivesHybrid,
+			RDMA:     rdxv1.RDMASpec{Mode: rdxv1.RDMANone},
+			Batching: rdxv1.BatchingSpec{Enabled: ptr.To(true), MaxBytes: 4096, MaxMessages: 64},
+		},
+		Transactions: rdxv1.TransactionsSpec{Protocol: "dnl4", LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
+		Endpoint:     rdxv1.EndpointSpec{ServiceType: corev1.ServiceTypeClusterIP, Port: 6379},
+	}
+	return c
+}
+
+// engineExample is the JSON example of engine/docs/topology.md, the contract with rdxd.
+func engineExample(t *testing.T) map[string]any {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "engine", "docs", "topology.md"))
+	if err != nil {
+		t.Fatalf("the topology contract must be readable: %v", err)
+	}
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("no ```json block in engine/docs/topology.md")
+	}
+	var example map[string]any
+	if err := json.Unmarshal(m[1], &example); err != nil {
+		t.Fatalf("engine/docs/topology.md example: %v", err)
+	}
+	return example
+}
+
+// keyPaths lists every key path of a JSON value; arrays contribute their first element's paths.
+func keyPaths(prefix string, v any, out map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			out[prefix+"."+k] = true
+			keyPaths(prefix+"."+k, child, out)
+		}
+	case []any:
+		if len(v) > 0 {
+			keyPaths(prefix+"[]", v[0], out)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// TestTopologyMatchesEngineContract: the rendered file has exactly the keys of the engine's documented example
+// (rdxd rejects unknown keys), and the values the container contract fixes.
+func TestTopologyMatchesEngineContract(t *testing.T) {
+	c := defaulted("demo")
+	c.Namespace = "default"
+	c.Spec.Endpoint.AuthSecretRef = &rdxv1.SecretKeyReference{Name: "pw", Key: "password"}
+	data, err := buildTopology(c, 1).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rendered map[string]any
+	if err := json.Unmarshal([]byte(data), &rendered); err != nil {
+		t.Fatal(err)
+	}
+	want, got := map[string]bool{}, map[string]bool{}
+	keyPaths("", engineExample(t), want)
+	keyPaths("", rendered, got)
+	if w, g := strings.Join(sortedKeys(want), " "), strings.Join(sortedKeys(got), " "); w != g {
+		t.Fatalf("topology keys differ from engine/docs/topology.md\n doc: %s\n ours: %s", w, g)
+	}
+
+	topo := buildTopology(c, 1)
+	if topo.Cluster != "demo" || len(topo.Shards) != 2 || len(topo.Nodes) != 6 {
+		t.Fatalf("want cluster demo with 2 shards and 6 nodes, got %+v", topo)
+	}
+	if m := topo.Shards[1].Members; strings.Join(m, ",") != "demo-s1-0,demo-s1-1,demo-s1-2" {
+		t.Errorf("shard 1 members = %v", m)
+	}
+	n := topo.Nodes[3]
+	if n.Name != "demo-s1-0" || n.Host != "demo-s1-0.demo-hl.default.svc" || n.Port != 7000 || n.RedisPort != 6379 ||
+		n.HTTPPort != 9100 || n.Role != "data" {
+		t.Errorf("node 3 = %+v", n)
+	}
+	if topo.Replication.Protocol != "primary-backup" || topo.Txn.Protocol != "dnl4" || topo.Auth.PasswordFile != "/etc/rdx/auth/password" {
+		t.Errorf("protocols/auth = %+v %+v %+v", topo.Replication, topo.Txn, topo.Auth)
+	}
+	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" {
+		t.Errorf("tcp transport = %+v", topo.Transport)
+	}
+}
+
+func TestRDMAInterfaceDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		rdma rdxv1.RDMASpec
+		want string
+	}{
+		{rdxv1.RDMASpec{Mode: rdxv1.RDMASRIOV, Networks: []string{"sriov"}}, "net1"},
+		{rdxv1.RDMASpec{Mode: rdxv1.RDMASRIOV, Networks: []string{"sriov"}, Interface: "ib0"}, "ib0"},
+		{rdxv1.RDMASpec{Mode: rdxv1.RDMASharedDevice}, ""},
+		{rdxv1.RDMASpec{Mode: rdxv1.RDMAHostDevice, Interface: "eth0"}, "eth0"},
+	} {
+		if got := rdmaInterface(&tc.rdma); got != tc.want {
+			t.Errorf("rdmaInterface(%+v) = %q, want %q", tc.rdma, got, tc.want)
+		}
+	}
+}
+
+// TestEpochDecisions: what bumps the epoch, and what changes the restart hash.
+func TestEpochDecisions(t *testing.T) {
+	base := defaulted("db")
+	first, firstData, err := nextTopology(base, nil, "", 0)
+	if err != nil || first.Epoch != 1 {
+		t.Fatalf("new cluster: epoch %d, err %v; want 1", first.Epoch, err)
+	}
+
+	same, _, _ := nextTopology(base, &first, firstData, 1)
+	if same.Epoch != 1 {
+		t.Errorf("unchanged spec bumped the epoch to %d", same.Epoch)
+	}
+
+	scaled := base.DeepCopy()
+	scaled.Spec.Replicas = 5
+	s, _, _ := nextTopology(scaled, &first, firstData, 1)
+	if s.Epoch != 2 || s.RestartHash() != first.RestartHash() {
+		t.Errorf("replicas change: epoch %d (want 2), restart hash changed %v (want false)", s.Epoch, s.RestartHash() != first.RestartHash())
+	}
+
+	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
+		"txn protocol": func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = "occ" },
+		"replication":  func(s *rdxv1.TxClusterSpec) { s.Replication.Protocol = "hermes" },
+		"primitives":   func(s *rdxv1.TxClusterSpec) { s.Transport.Primitives = rdxv1.PrimitivesRPC },
+		"workers":      func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
+		"batching":     func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
+		"auth": func(s *rdxv1.TxClusterSpec) {
+			s.Endpoint.AuthSecretRef = &rdxv1.SecretKeyReference{Name: "a", Key: "k"}
+		},
+		"local reads off": func(s *rdxv1.TxClusterSpec) { s.Transactions.LocalBackupReads = ptr.To(false) },
+	} {
+		changed := base.DeepCopy()
+		mutate(&changed.Spec)
+		got, _, _ := nextTopology(changed, &first, firstData, 1)
+		if got.Epoch != 2 || got.RestartHash() == first.RestartHash() {
+			t.Errorf("%s: epoch %d (want 2), restart hash unchanged %v (want false)", name, got.Epoch, got.RestartHash() == first.RestartHash())
+		}
+	}
+
+	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
+		"image":        func(s *rdxv1.TxClusterSpec) { s.Image = "other:1" },
+		"service type": func(s *rdxv1.TxClusterSpec) { s.Endpoint.ServiceType = corev1.ServiceTypeNodePort },
+		"port":         func(s *rdxv1.TxClusterSpec) { s.Endpoint.Port = 7777 },
+	} {
+		changed := base.DeepCopy()
+		mutate(&changed.Spec)
+		if got, _, _ := nextTopology(changed, &first, firstData, 1); got.Epoch != 1 {
+			t.Errorf("%s changed the topology epoch to %d", name, got.Epoch)
+		}
+	}
+
+	if got, _, _ := nextTopology(base, nil, "", 7); got.Epoch != 8 {
+		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d, want 8", got.Epoch)
+	}
+	if got, _, _ := nextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
+		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)
+	}
+}
+
+func TestParseTopologyRejectsGarbage(t *testing.T) {
+	for _, bad := range []string{"", "{", `{"epoch": 0}`, `[]`} {
+		if _, err := ParseTopology(bad); err == nil {
+			t.Errorf("ParseTopology(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPodProblem(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod := func(mutate func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Name: "p", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
+			Annotations: map[string]string{AnnotationRestartHash: "h"},
+		}}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse,
+			LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}}
+		mutate(p)
+		return p
+	}
+	for name, tc := range map[string]struct {
+		pod   *corev1.Pod
+		want  string
+		after time.Duration
+	}{
+		"unready briefly": {pod(func(*corev1.Pod) {}), "", 4 * time.Minute},
+		"unready long": {pod(func(p *corev1.Pod) {
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-6 * time.Minute))
+		}), "not ready for 6m0s", 0},
+		"crash loop": {pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "rdxd", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off"}}}}
+		}), "container rdxd CrashLoopBackOff: back-off", 0},
+		"unschedulable": {pod(func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
+				Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes: rdma"})
+		}), "unschedulable: 0/1 nodes: rdma", 0},
+		"old configuration": {pod(func(p *corev1.Pod) { p.Annotations[AnnotationRestartHash] = "old" }), "", 0},
+		"ready":             {pod(func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionTrue }), "", 0},
+	} {
+		got, after := podProblem(tc.pod, "h", now, 5*time.Minute)
+		if got != tc.want || after != tc.after {
+			t.Errorf("%s: podProblem = %q, %s; want %q, %s", name, got, after, tc.want, tc.after)
+		}
+	}
+}
