@@ -1,6 +1,6 @@
 # Warnings are errors for rdx's own targets (not for third-party headers, which come in as SYSTEM).
 function(rdx_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wshadow=local -Wnon-virtual-dtor
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wshadow=local -Wno-unknown-warning-option -Wnon-virtual-dtor
                          -Wno-missing-field-initializers)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
 endfunction()

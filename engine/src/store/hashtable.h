@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -99,6 +100,14 @@ class RecordRef {
   const HashTable* table_ = nullptr;
 };
 
+// One record returned by HashTable::scan.
+struct ScanItem {
+  std::string key;
+  std::string value;
+  uint64_t version = 0;
+  uint64_t lock_word = 0;
+};
+
 struct TableStats {
   size_t keys = 0;
   size_t buckets = 0;            // primary buckets of the current index
@@ -138,6 +147,12 @@ class HashTable {
   void execute(Session& s, std::span<Request> batch);
 
   RecordRef find(Session& s, std::string_view key);
+
+  // Copies records in index order, chain by chain (each chain under its writers' lock, so every record is read
+  // whole): up to about `max_items` from `cursor` (0 = the start) into `out`. Returns the cursor to continue from,
+  // 0 when done. Every key present during the whole scan is returned at least once; a resize between two calls
+  // restarts the scan (duplicates are possible, omissions are not).
+  uint64_t scan(Session& s, uint64_t cursor, size_t max_items, std::vector<ScanItem>* out);
 
   // Doubles the index now (e.g. before a bulk load; tests use it to force resizes under load). Readers and writers
   // keep running. False if the arena cannot hold the larger index.
