@@ -2,7 +2,8 @@
 # One-sided latency, perftest vs rdx, on the same rxe device: 8-byte READ (ib_read_lat), WRITE ping-pong (ib_write_lat,
 # half round trip) and CAS (ib_atomic_lat -A CMP_AND_SWAP) against rdx's verbs backend (bin/verbs_lat, same method).
 # Emulated RDMA is noisy and the host is shared, so runs alternate (perftest run k, rdx run k, ...) and each side
-# reports the median of its per-run medians. Writes "<tool> <op> <run medians...>" lines to results/latency.txt.
+# reports the median of its per-run medians; both pin the measuring side to CPU 1 and the passive side to CPU 0.
+# Writes "<tool> <op> <run medians...>" lines to results/latency.txt.
 set -euo pipefail
 ITERS=${PERFTEST_ITERS:-1000}
 RUNS=${PERFTEST_RUNS:-7}
@@ -10,6 +11,10 @@ out=$RESULTS/latency.txt
 : >"$out"
 [ -x "$RDX_BIN/verbs_lat" ] || { echo "missing $RDX_BIN/verbs_lat"; exit 1; }
 port=18515
+# Same placement for both tools: the measuring side on CPU 1, the passive/echo side on CPU 0 (unpinned, run-to-run
+# placement made the per-run medians bimodal).
+CLIENT_CPU=1
+SERVER_CPU=0
 
 wait_port() {  # perftest's out-of-band TCP port
   for _ in $(seq 1 200); do
@@ -23,10 +28,10 @@ wait_port() {  # perftest's out-of-band TCP port
 perftest_once() {  # tool args... -> t_typical (median) in us
   local tool=$1; shift
   port=$((port + 1))
-  "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" >/tmp/server.out 2>&1 &
+  taskset -c "$SERVER_CPU" "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" >/tmp/server.out 2>&1 &
   local spid=$! rc=0
   wait_port "$port" || { kill $spid 2>/dev/null; cat /tmp/server.out >&2; return 1; }
-  timeout 120 "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" "$RDMA_IP" >/tmp/client.out 2>&1 || rc=$?
+  timeout 120 taskset -c "$CLIENT_CPU" "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" "$RDMA_IP" >/tmp/client.out 2>&1 || rc=$?
   wait $spid || true
   [ $rc -eq 0 ] || { echo "$tool failed ($rc):" >&2; cat /tmp/client.out /tmp/server.out >&2; return 1; }
   # Data line: #bytes #iterations t_min t_max t_typical ...
@@ -34,7 +39,8 @@ perftest_once() {  # tool args... -> t_typical (median) in us
 }
 
 rdx_once() {  # op -> median in us
-  RDX_VERBS_ADDR=$RDMA_IP "$RDX_BIN/verbs_lat" --ops "$1" --size 8 --iters "$ITERS" --runs 1 >/tmp/rdx.out 2>&1 ||
+  RDX_VERBS_ADDR=$RDMA_IP "$RDX_BIN/verbs_lat" --ops "$1" --size 8 --iters "$ITERS" --runs 1 \
+    --client-cpu "$CLIENT_CPU" --server-cpu "$SERVER_CPU" >/tmp/rdx.out 2>&1 ||
     { cat /tmp/rdx.out >&2; return 1; }
   grep '^rdx_lat' /tmp/rdx.out >&2  # diagnostics (post path, polls per op, empty poll cost) into the stage log
   grep -oE "^rdx_lat op=$1 .*median_us=[0-9.]+" /tmp/rdx.out | grep -oE '[0-9.]+$'

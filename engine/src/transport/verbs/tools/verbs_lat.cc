@@ -5,6 +5,8 @@
 // Two transports in one process (client node 1, server node 2) on the same RDMA address. Prints one line per op
 // with the median of the per-run medians (emulated RDMA is noisy) and writes JSON with --json.
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,13 +34,15 @@ struct Options {
   int warmup = 50;
   uint32_t size = 8;
   bool hugepages = true;
+  int client_cpu = -1;  // pin the measuring thread / the server thread (same placement as the perftest processes)
+  int server_cpu = -1;
   std::string json;
 };
 
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "verbs_lat: %s\nusage: verbs_lat [--ops read,write,cas] [--iters N] [--runs R] [--size BYTES] "
-               "[--no-hugepages] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
+               "[--no-hugepages] [--client-cpu N] [--server-cpu N] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
                msg);
   std::exit(2);
 }
@@ -78,6 +82,10 @@ Options parse(int argc, char** argv) {
       o.warmup = number(0, 1'000'000);
     } else if (a == "--size") {
       o.size = static_cast<uint32_t>(number(8, 1 << 20));
+    } else if (a == "--client-cpu") {
+      o.client_cpu = number(0, 1023);
+    } else if (a == "--server-cpu") {
+      o.server_cpu = number(0, 1023);
     } else if (a == "--no-hugepages") {
       o.hugepages = false;
     } else if (a == "--json") {
@@ -87,6 +95,15 @@ Options parse(int argc, char** argv) {
     }
   }
   return o;
+}
+
+void pin_to(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0)
+    std::fprintf(stderr, "verbs_lat: cannot pin to CPU %d: %s\n", cpu, std::strerror(rc));
 }
 
 double median(std::vector<double> v) {
@@ -223,6 +240,7 @@ int main_impl(int argc, char** argv) {
   std::atomic<bool> stop{false}, pingpong{false}, srv_up{false};
   std::atomic<uint64_t> round{0};
   std::thread server([&] {
+    pin_to(o.server_cpu);
     Endpoint& ep = *srv.ep;
     Completion cs[16];
     auto* mine = reinterpret_cast<volatile uint64_t*>(srv.region.data());
@@ -253,6 +271,7 @@ int main_impl(int argc, char** argv) {
       }
     }
   });
+  pin_to(o.client_cpu);
   wait_kind(*cli.ep, CompletionKind::kConnUp);
   while (!srv_up.load()) std::this_thread::yield();
 
