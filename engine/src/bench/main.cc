@@ -5,6 +5,7 @@
 #include <cmath>
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -38,6 +39,8 @@ struct Options {
   double theta = 0.99;
   bool load = false;
   bool verify_acked = false;
+  std::string save_acked;   // write every acknowledged write (key, version, value hash) here
+  std::string verify_from;  // only verify: read back every write saved in this file
   std::string json_path;
   uint64_t seed = 42;
   double connect_timeout_s = 30;
@@ -155,6 +158,52 @@ Task<void> verify_loop(client::Client& c, const std::vector<std::pair<uint64_t, 
   --active;
 }
 
+// Reads back every acknowledged write; fills out["verify"]. Returns 0 if none was lost or corrupted.
+template <typename Phase>
+int verify(const Options& o, const std::unordered_map<uint64_t, Acked>& acked, Phase& phase, nlohmann::json& out) {
+  std::vector<std::pair<uint64_t, Acked>> items(acked.begin(), acked.end());
+  std::atomic<size_t> next{0};
+  std::vector<VerifyResult> vrs(o.threads);
+  phase([&](client::Client& c, auto&, uint16_t t) {
+    int active = static_cast<int>(o.outstanding);
+    for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(verify_loop(c, items, next, vrs[t], active));
+    while (active > 0) c.run_once();
+  });
+  VerifyResult v;
+  for (auto& x : vrs) {
+    v.checked += x.checked, v.lost += x.lost, v.corrupt += x.corrupt, v.unreadable += x.unreadable;
+  }
+  out["verify"] = {{"acknowledged_keys", items.size()}, {"checked", v.checked}, {"lost", v.lost},
+                   {"corrupt", v.corrupt}, {"unreadable", v.unreadable}};
+  fmt::print("verify: {} acknowledged keys read back: {} lost, {} corrupt, {} unreadable\n", v.checked, v.lost,
+             v.corrupt, v.unreadable);
+  return v.lost > 0 || v.corrupt > 0 || v.unreadable > 0 || v.checked != items.size() ? 3 : 0;
+}
+
+// One line per key: "<key index> <version> <value hash>".
+bool save_acked_file(const std::string& path, const std::unordered_map<uint64_t, Acked>& acked) {
+  std::ofstream f(path);
+  for (const auto& [k, a] : acked) f << k << ' ' << a.version << ' ' << a.value_hash << '\n';
+  f.close();
+  if (!f) spdlog::error("cannot write {}", path);
+  return static_cast<bool>(f);
+}
+
+Result<std::unordered_map<uint64_t, Acked>> load_acked_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return error(Code::kInvalidArgument, "cannot read {}", path);
+  std::unordered_map<uint64_t, Acked> acked;
+  std::string line;
+  for (size_t n = 1; std::getline(f, line); ++n) {
+    std::istringstream ls(line);
+    uint64_t k;
+    Acked a;
+    if (!(ls >> k >> a.version >> a.value_hash)) return error(Code::kInvalidArgument, "{}:{}: malformed line", path, n);
+    acked[k] = a;
+  }
+  return acked;
+}
+
 nlohmann::json latency_json(const Histogram& h) {
   return {{"count", h.count()},
           {"p50_us", h.quantile(0.5) / 1e3},
@@ -177,6 +226,7 @@ int run(const Options& o) {
   }
   std::vector<ThreadState> states(o.threads);
   std::atomic<int> failed_connect{0};
+  nlohmann::json out;
   std::atomic<uint64_t> load_next{0};
   auto phase = [&](auto body) {
     std::vector<std::thread> ts;
@@ -199,6 +249,18 @@ int run(const Options& o) {
     }
     for (auto& th : ts) th.join();
   };
+
+  if (!o.verify_from.empty()) {
+    auto acked = load_acked_file(o.verify_from);
+    if (!acked) {
+      spdlog::error("rdx-bench: {}", acked.status().message());
+      return 2;
+    }
+    int rc = verify(o, acked.value(), phase, out);
+    if (failed_connect.load() > 0) return 1;
+    if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+    return rc;
+  }
 
   // Each phase creates its own endpoints; the transport supports one endpoint per thread index at a time, so
   // phases run one after another with fresh clients.
@@ -255,7 +317,6 @@ int run(const Options& o) {
   }
   double tput = static_cast<double>(nreads + nwrites) / measured;
 
-  nlohmann::json out;
   out["workload"] = {{"kind", "ycsb"},      {"read_ratio", o.read_ratio}, {"keys", o.keys},
                      {"value_size", o.value_size}, {"distribution", o.dist}, {"theta", o.theta}};
   out["config"] = {{"threads", o.threads}, {"outstanding", o.outstanding}, {"duration_s", o.duration_s},
@@ -275,25 +336,8 @@ int run(const Options& o) {
   out["load_errors"] = nload_errors;
 
   int rc = nerrors > 0 || nload_errors > 0 ? 1 : 0;
-  if (o.verify_acked) {
-    std::vector<std::pair<uint64_t, Acked>> items(acked.begin(), acked.end());
-    std::atomic<size_t> next{0};
-    std::vector<VerifyResult> vrs(o.threads);
-    phase([&](client::Client& c, ThreadState&, uint16_t t) {
-      int active = static_cast<int>(o.outstanding);
-      for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(verify_loop(c, items, next, vrs[t], active));
-      while (active > 0) c.run_once();
-    });
-    VerifyResult v;
-    for (auto& x : vrs) {
-      v.checked += x.checked, v.lost += x.lost, v.corrupt += x.corrupt, v.unreadable += x.unreadable;
-    }
-    out["verify"] = {{"acknowledged_keys", items.size()}, {"checked", v.checked}, {"lost", v.lost},
-                     {"corrupt", v.corrupt}, {"unreadable", v.unreadable}};
-    fmt::print("verify: {} acknowledged keys read back: {} lost, {} corrupt, {} unreadable\n", v.checked, v.lost,
-               v.corrupt, v.unreadable);
-    if (v.lost > 0 || v.corrupt > 0 || v.unreadable > 0 || v.checked != items.size()) rc = 3;
-  }
+  if (!o.save_acked.empty() && !save_acked_file(o.save_acked, acked)) rc = 2;
+  if (o.verify_acked && verify(o, acked, phase, out) != 0) rc = 3;
 
   fmt::print("rdx-bench ycsb: {} threads x {} outstanding, {:.1f} s, read ratio {}, {} keys ({}), {} B values\n",
              o.threads, o.outstanding, measured, o.read_ratio, o.keys, o.dist, o.value_size);
@@ -326,6 +370,8 @@ int main(int argc, char** argv) {
   app.add_option("--theta", o.theta, "zipfian skew")->check(CLI::Range(0.01, 0.999));
   app.add_flag("--load", o.load, "write every key once before the run");
   app.add_flag("--verify-acked", o.verify_acked, "after the run, read back every acknowledged write");
+  app.add_option("--save-acked", o.save_acked, "write every acknowledged write to this file (for a later --verify-from)");
+  app.add_option("--verify-from", o.verify_from, "do not load or run: read back every write saved by --save-acked");
   app.add_option("--json", o.json_path, "write results as JSON to this file");
   app.add_option("--seed", o.seed, "random seed");
   app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for the cluster");

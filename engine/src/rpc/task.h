@@ -4,11 +4,13 @@
 //   spawn()   runs a Task<void> detached; its frame is freed when it finishes
 //   Scheduler per-worker ready queue: awaitables (RPC responses, one-sided completions, yield) resume here
 // Coroutine bodies must not throw: an escaping exception terminates (exceptions never cross into the worker loop).
+#include <chrono>
 #include <coroutine>
 #include <cstdlib>
 #include <deque>
 #include <exception>
 #include <optional>
+#include <queue>
 #include <utility>
 #include <vector>
 
@@ -140,13 +142,22 @@ WhenAll<T> when_all(std::vector<Task<T>> tasks) {
   return WhenAll<T>(std::move(tasks));
 }
 
-// Per-worker queue of coroutines ready to continue.
+// Per-worker queue of coroutines ready to continue, plus timers.
 class Scheduler {
  public:
+  using Clock = std::chrono::steady_clock;
+
   void ready(std::coroutine_handle<> h) { ready_.push_back(h); }
-  // Resumes the coroutines that were ready when called (those made ready meanwhile wait for the next call, so one
-  // busy coroutine cannot starve the network). Returns how many ran.
+  // Resumes the coroutines that were ready when called and the timers that expired (those made ready meanwhile wait
+  // for the next call, so one busy coroutine cannot starve the network). Returns how many ran.
   size_t run_ready() {
+    if (!timers_.empty()) {
+      auto now = Clock::now();
+      while (!timers_.empty() && timers_.top().at <= now) {
+        ready_.push_back(timers_.top().h);
+        timers_.pop();
+      }
+    }
     size_t n = ready_.size();
     for (size_t i = 0; i < n; ++i) {
       auto h = ready_.front();
@@ -156,6 +167,11 @@ class Scheduler {
     return n;
   }
   bool idle() const { return ready_.empty(); }
+  // When the next timer expires (for a worker deciding how long it may block).
+  std::optional<Clock::time_point> next_timer() const {
+    if (timers_.empty()) return std::nullopt;
+    return timers_.top().at;
+  }
 
   // co_await scheduler.yield(): continue after everything else that is ready (and after the next network poll).
   auto yield() {
@@ -167,9 +183,26 @@ class Scheduler {
     };
     return Awaiter{this};
   }
+  // co_await scheduler.sleep_for(d): continue once `d` has passed (the worker keeps running meanwhile).
+  auto sleep_for(Clock::duration d) {
+    struct Awaiter {
+      Scheduler* s;
+      Clock::time_point at;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) { s->timers_.push(Timer{at, h}); }
+      void await_resume() const noexcept {}
+    };
+    return Awaiter{this, Clock::now() + d};
+  }
 
  private:
+  struct Timer {
+    Clock::time_point at;
+    std::coroutine_handle<> h;
+    bool operator>(const Timer& o) const { return at > o.at; }
+  };
   std::deque<std::coroutine_handle<>> ready_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
 };
 
 }  // namespace rdx::rpc

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/node.h"
+#include "server/resp/resp_frontend.h"
 #include "server/topology.h"
 
 int main(int argc, char** argv) {
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     spdlog::error("rdxd: {}", node.status().message());
     return 2;
   }
+  node.value()->set_frontend_factory(rdx::resp::make_resp_frontend);
   if (auto st = node.value()->start(); !st.is_ok()) {
     spdlog::error("rdxd: failed to start: {}", st.to_string());
     return 1;

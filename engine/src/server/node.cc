@@ -11,7 +11,7 @@ namespace rdx::server {
 
 Node::Node(Topology topo, NodeOptions opts, uint16_t self)
     : topo_(std::move(topo)), opts_(std::move(opts)), self_(self),
-      shared_(std::make_unique<NodeShared>(topo_.nodes.size())) {}
+      shared_(std::make_unique<NodeShared>(topo_.nodes.size(), topo_.workers)) {}
 
 Node::~Node() { stop(); }
 
@@ -63,9 +63,6 @@ Status Node::start() {
   if (!t) return t.status();
   transport_ = std::move(t.value());
   RDX_RETURN_IF_ERROR(transport_->register_region(kStoreRegion, arena_.data(), arena_.size()));
-
-  // Stage 1 of recovery: a node starts with an empty store and serves it (fresh cluster start).
-  shared_->set_in_sync(true);
 
   for (uint16_t w = 0; w < topo_.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(*this, w));

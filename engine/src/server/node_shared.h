@@ -3,6 +3,13 @@
 // hot paths without locks.
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace rdx::server {
@@ -16,30 +23,57 @@ enum class MemberState : uint8_t {
 
 class NodeShared {
  public:
-  explicit NodeShared(size_t nodes) : member_state_(nodes) {
+  NodeShared(size_t nodes, size_t workers) : member_state_(nodes), oldest_commit_gen_(workers) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
-  }
-
-  // Raises the clock past a version that exists in the shard (records copied during recovery, replicated writes),
-  // so a restarted primary never hands out a version it or a predecessor already used.
-  void observe_version(uint64_t v) {
-    uint64_t c = version_clock_.load(std::memory_order_relaxed);
-    while (c < v && !version_clock_.compare_exchange_weak(c, v, std::memory_order_relaxed)) {
-    }
-  }
-
-  // A fresh version for a write at the primary: newer than `current` and than any version this node handed out.
-  uint64_t next_version(uint64_t current) {
-    uint64_t v = version_clock_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (v <= current) {
-      v = current + 1;
-      observe_version(v);
-    }
-    return v;
+    for (auto& g : oldest_commit_gen_) g.store(kNoCommit);
   }
 
   MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
-  void set_member(uint16_t node, MemberState s) { member_state_[node].store(s, std::memory_order_release); }
+  // Every change starts a new membership generation (see commits_drained).
+  void set_member(uint16_t node, MemberState s) {
+    member_state_[node].store(s, std::memory_order_release);
+    member_gen_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // Commits record the membership generation they started in (the replica set they replicate to was chosen then).
+  // A joining replica may copy a snapshot once no commit of an older generation is still running on any worker.
+  static constexpr uint64_t kNoCommit = std::numeric_limits<uint64_t>::max();
+  uint64_t member_gen() const { return member_gen_.load(std::memory_order_acquire); }
+  void publish_oldest_commit(uint16_t worker, uint64_t gen) {
+    oldest_commit_gen_[worker].store(gen, std::memory_order_release);
+  }
+  bool commits_drained(uint64_t gen) const {
+    for (const auto& g : oldest_commit_gen_)
+      if (g.load(std::memory_order_acquire) < gen) return false;
+    return true;
+  }
+
+  // While this node copies a snapshot (joining), deletes it applies leave tombstones so an older snapshot record
+  // arriving later cannot resurrect the key. Both paths hold the same mutex, so neither interleaves the other.
+  bool joining() const { return joining_.load(std::memory_order_acquire); }
+  void set_joining(bool v) {
+    std::lock_guard<std::mutex> lk(tomb_mu_);
+    joining_.store(v, std::memory_order_release);
+    if (!v) tombstones_.clear();
+  }
+  // Runs `remove` (which deletes `key` at `version`) and remembers the tombstone when joining.
+  template <typename F>
+  void delete_with_tombstone(std::string_view key, uint64_t version, F remove) {
+    if (!joining()) return remove();
+    std::lock_guard<std::mutex> lk(tomb_mu_);
+    remove();
+    uint64_t& t = tombstones_[std::string(key)];
+    t = std::max(t, version);
+  }
+  // Applies a snapshot record unless a tombstone at least as new exists; returns whether it ran.
+  template <typename F>
+  bool apply_snapshot(std::string_view key, uint64_t version, F apply) {
+    std::lock_guard<std::mutex> lk(tomb_mu_);
+    auto it = tombstones_.find(std::string(key));
+    if (it != tombstones_.end() && it->second >= version) return false;
+    apply();
+    return true;
+  }
 
   // True once this node's copy of its shard is complete (fresh cluster start, or after a snapshot copy).
   bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
@@ -49,8 +83,12 @@ class NodeShared {
 
 
  private:
-  std::atomic<uint64_t> version_clock_{0};
   std::vector<std::atomic<MemberState>> member_state_;
+  std::atomic<uint64_t> member_gen_{1};
+  std::vector<std::atomic<uint64_t>> oldest_commit_gen_;  // per worker
+  std::atomic<bool> joining_{false};
+  std::mutex tomb_mu_;
+  std::unordered_map<std::string, uint64_t> tombstones_;
   std::atomic<bool> in_sync_{false};
   std::atomic<bool> stopping_{false};
 };

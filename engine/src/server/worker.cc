@@ -81,6 +81,8 @@ Status Worker::init_in_thread() {
   protocol_ = node_.protocol_factory()(*this);
   protocol_->start();
   register_client_api();
+  recovery_ = std::make_unique<Recovery>(*this);
+  recovery_->start(/*drive=*/index_ == 0);
   if (node_.frontend_factory() && node_.spec().redis_port != 0) {
     FrontendEnv env{*this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port,
                     node_.password(), [this] { return node_.info_text(); }};
@@ -232,6 +234,7 @@ void Worker::run() {
       next_tick = now + kTick;
       connect_peers();
       protocol_->tick();
+      recovery_->tick();
       publish();
     }
     rpc_->flush();

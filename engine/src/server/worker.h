@@ -15,6 +15,7 @@
 #include "rpc/rpc.h"
 #include "server/frontend.h"
 #include "server/protocol.h"
+#include "server/recovery.h"
 #include "txn/service.h"
 
 namespace rdx::server {
@@ -90,7 +91,8 @@ class Worker final : public WorkerContext {
   std::optional<store::Session> session_;
   std::unique_ptr<txn::TxnServiceImpl> txn_;
   std::unique_ptr<Protocol> protocol_;
-  std::unique_ptr<Frontend> frontend_;  // the Redis endpoint, when the node serves one
+  std::unique_ptr<Frontend> frontend_;
+  std::unique_ptr<Recovery> recovery_;  // the Redis endpoint, when the node serves one
   std::vector<Peer> peers_;  // by node id
 
   WorkerSnapshot live_;  // owned by the worker thread

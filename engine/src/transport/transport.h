@@ -13,9 +13,15 @@
 // - Local buffers of one-sided operations (the READ destination, WRITE source, CAS/FAA result) must lie inside a region
 //   registered with this process's Transport or inside the endpoint's scratch() memory (verbs needs them registered;
 //   tcp accepts any memory but the rule is the same so code stays portable).
-// - CAS and FAA operate on 8-byte aligned 64-bit words and are atomic with respect to each other and to local atomic
-//   operations on the same words (tcp: std::atomic_ref on the target; verbs: use IBV_ATOMIC_HCA-capable devices or
-//   rxe, whose atomics are executed by the kernel on host memory).
+// - CAS and FAA operate on 8-byte aligned 64-bit words and are atomic with respect to each other. Whether they are
+//   atomic with respect to the target CPU's own atomics on the same word depends on the backend: tcp yes (the target
+//   thread executes them with std::atomic_ref); verbs NO (NICs, and rxe, which does a locked read-modify-write in the
+//   kernel, only serialise RDMA atomics among themselves: measured, 1120 of 3000 remote FAAs lost against a local
+//   CAS loop). Protocols that mix one-sided atomics with local ones on a word must route the local ones through the
+//   transport too (a loopback connection), or not mix them.
+// - verbs also enforces what tcp tolerates: RemotePtr.node must be the connection's peer, local buffers must be
+//   registered. Both: one endpoint per worker index at a time, endpoints destroyed before their transport, and
+//   max_packet equal on both ends.
 // - One-sided READ and WRITE copy 8-byte words in ascending address order (tcp guarantees it; RDMA NICs DMA in
 //   increasing address order in practice). Readers that must detect concurrent writers use version words laid out for
 //   that order (store/record.h) and never trust a READ without validating them.

@@ -2,6 +2,7 @@
 // Every step sends one batch per node and waits for all of them (when_all); steps at this node are direct calls.
 #include <spdlog/spdlog.h>
 
+#include "server/node_shared.h"
 #include "txn/service.h"
 #include "txn/tx.h"
 
@@ -20,6 +21,9 @@ struct Fanout {
 }  // namespace
 
 Task<Outcome> TxnServiceImpl::commit(Tx& tx) {
+  // The replicas this commit writes to are chosen from the membership of this generation (server/recovery.h).
+  const uint64_t gen = ctx_.shared().member_gen();
+  commit_started(gen);
   Outcome outcome = Outcome::kCommitted;
   std::map<std::string, uint64_t> new_versions;
   const CommitSteps& s = cfg_.steps;
@@ -206,6 +210,7 @@ Task<Outcome> TxnServiceImpl::commit(Tx& tx) {
   }
   record(tx, outcome == Outcome::kCommitted, new_versions);
   if (outcome == Outcome::kCommitted) tx.committed_versions_ = std::move(new_versions);
+  commit_finished(gen);
   co_return outcome;
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/node_shared.h"
 #include "txn/lockword.h"
 
 namespace rdx::txn {
@@ -182,8 +183,8 @@ void Participant::unlock_one(uint64_t txid, const Item& it, bool commit) {
           if (l.key == it.key) w.value = l.value, w.flags |= kHasValue;
     }
     if ((w.flags & (kHasValue | kDelete)) != 0) {
-      if ((w.flags & kDelete) != 0) {
-        ctx_.table().remove(ctx_.session(), w.key);  // final at this replica: the lock goes with the record
+      if ((w.flags & kDelete) != 0) {  // final at this replica: the lock goes with the record
+        ctx_.shared().delete_with_tombstone(w.key, w.version, [&] { ctx_.table().remove(ctx_.session(), w.key); });
         return;
       }
       ctx_.table().put(ctx_.session(), w.key, w.value, w.version, nullptr, 0);
@@ -222,7 +223,8 @@ void Participant::make_readable(const Batch& b) {
       // Only the write this notification is about: a later transaction's pending write stays hidden.
       if (ref.version() != it.version || (w & kNotReadable) == 0) break;
       if (absent(w)) {  // a committed delete
-        ctx_.table().remove(ctx_.session(), it.key, it.version + 1);
+        ctx_.shared().delete_with_tombstone(it.key, it.version,
+                                            [&] { ctx_.table().remove(ctx_.session(), it.key, it.version + 1); });
         break;
       }
       if (ref.lock_word().compare_exchange_strong(w, w & ~kNotReadable, std::memory_order_acq_rel)) {

@@ -142,10 +142,14 @@ void TxnServiceImpl::start() {
   auto& rpc = ctx_.rpc();
   rpc.on(kTxRead, [this](const rpc::Incoming& in) { serve_read(in, false); });
   rpc.on(kTxReadOne, [this](const rpc::Incoming& in) { serve_read(in, true); });
+  // A primary still copying its snapshot refuses locks and validations (its records are incomplete); a joining
+  // backup takes them (dnl1 locks backups), like every write replicated to it.
   auto batch_handler = [this](auto fn) {
     return [this, fn](const rpc::Incoming& in) {
       auto b = Batch::decode(in.payload);
       if (!b) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+      if (!ctx_.shared().in_sync() && !b->items.empty() && primary_of(b->items[0].key) == ctx_.self())
+        return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
       std::vector<ItemResult> rs = fn(*b);
       std::string out = encode_results(rs);
       ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(out));
@@ -296,6 +300,17 @@ Task<WriteResult> TxnServiceImpl::remove_one(std::string key) {
 Task<void> TxnServiceImpl::backoff(int attempt) {
   int spins = static_cast<int>(rng_() % (2u << std::min(attempt, 8)));
   for (int i = 0; i < spins; ++i) co_await ctx_.sched().yield();
+}
+
+void TxnServiceImpl::commit_started(uint64_t gen) {
+  active_gens_.insert(gen);
+  ctx_.shared().publish_oldest_commit(ctx_.worker_index(), *active_gens_.begin());
+}
+
+void TxnServiceImpl::commit_finished(uint64_t gen) {
+  active_gens_.erase(active_gens_.find(gen));
+  ctx_.shared().publish_oldest_commit(ctx_.worker_index(), active_gens_.empty() ? server::NodeShared::kNoCommit
+                                                                              : *active_gens_.begin());
 }
 
 void TxnServiceImpl::mark_failed(uint16_t node, Code why) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -103,6 +104,8 @@ class TxnServiceImpl final : public TxnService {
   rpc::Task<void> backoff(int attempt);
   void record(Tx& tx, bool committed, const std::map<std::string, uint64_t>& new_versions);
   void serve_read(const rpc::Incoming& in, bool one);
+  void commit_started(uint64_t gen);
+  void commit_finished(uint64_t gen);
 
   server::WorkerContext& ctx_;
   TxnConfig cfg_;
@@ -110,6 +113,7 @@ class TxnServiceImpl final : public TxnService {
   uint32_t seq_ = 0;
   std::vector<std::unique_ptr<PendingRead>> batch_;
   std::vector<TxRecord> history_;
+  std::multiset<uint64_t> active_gens_;  // membership generations of the commits running on this worker
   TxnStats stats_;
   std::mt19937_64 rng_;
 };

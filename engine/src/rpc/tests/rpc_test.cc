@@ -318,3 +318,26 @@ TEST(Tasks, WhenAllCollectsResultsInOrderWhetherSyncOrAsync) {
 
 }  // namespace
 }  // namespace rdx::rpc
+
+namespace rdx::rpc {
+namespace {
+
+TEST(Tasks, SleepResumesAfterTheDelayInDeadlineOrder) {
+  Scheduler s;
+  std::vector<int> order;
+  auto sleeper = [](Scheduler& sc, std::vector<int>& out, int ms) -> Task<void> {
+    co_await sc.sleep_for(std::chrono::milliseconds(ms));
+    out.push_back(ms);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  spawn(sleeper(s, order, 30));
+  spawn(sleeper(s, order, 10));
+  ASSERT_TRUE(s.next_timer().has_value());
+  while (order.size() < 2) s.run_ready();
+  EXPECT_EQ(order, (std::vector<int>{10, 30}));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
+  EXPECT_FALSE(s.next_timer().has_value());
+}
+
+}  // namespace
+}  // namespace rdx::rpc

@@ -194,6 +194,7 @@ void Executor::info(Args args, ReplyWriter& w) {
     std::string_view sec = std::string_view(text).substr(pos, end == std::string::npos ? std::string::npos : end - pos);
     if (sec.starts_with("# ")) {
       size_t eol = sec.find("\r\n");
+      while (sec.ends_with("\r\n")) sec.remove_suffix(2);
       sections.emplace_back(lower(sec.substr(2, eol == std::string_view::npos ? std::string_view::npos : eol - 2)),
                             std::string(sec) + "\r\n");
     }

@@ -1,0 +1,210 @@
+#include "server/recovery.h"
+
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "rpc/codec.h"
+#include "server/node_shared.h"
+#include "txn/lockword.h"
+
+namespace rdx::server {
+
+using rpc::Task;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr size_t kScanPageBytes = 48 * 1024;  // fits one RPC message with room to spare
+constexpr auto kPollEvery = 200ms;
+constexpr auto kScanSessionIdle = 60s;
+constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this long are presumed dead
+}  // namespace
+
+std::vector<uint16_t> Recovery::other_data_nodes() const {
+  std::vector<uint16_t> out;
+  for (const NodeSpec& n : ctx_.topology().nodes)
+    if (n.id != ctx_.self() && n.role == Role::kData) out.push_back(n.id);
+  return out;
+}
+
+void Recovery::start(bool drive) {
+  auto& rpc = ctx_.rpc();
+  rpc.on(kSyncStatus, [this](const rpc::Incoming& in) {
+    uint8_t in_sync = ctx_.shared().in_sync() ? 1 : 0;
+    ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(in_sync));
+  });
+  rpc.on(kJoin, [this](const rpc::Incoming& in) {
+    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self())
+      return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    ctx_.shared().set_member(in.peer_node, MemberState::kJoining);
+    spdlog::info("recovery: {} joins; including it in new commits", ctx_.topology().nodes[in.peer_node].name);
+    rpc::spawn(wait_drained(in.reply_to(), ctx_.shared().member_gen()));
+  });
+  rpc.on(kJoinDone, [this](const rpc::Incoming& in) {
+    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self()) return;
+    ctx_.shared().set_member(in.peer_node, MemberState::kInSync);
+    spdlog::info("recovery: {} is in sync", ctx_.topology().nodes[in.peer_node].name);
+  });
+  rpc.on(kSyncScan, [this](const rpc::Incoming& in) { serve_scan(in); });
+  if (drive && !ctx_.shared().in_sync()) rpc::spawn(run());
+}
+
+void Recovery::tick() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = scans_.begin(); it != scans_.end();)
+    it = now - it->second.last_used > kScanSessionIdle ? scans_.erase(it) : std::next(it);
+}
+
+Task<void> Recovery::wait_drained(rpc::ReplyTo to, uint64_t gen) {
+  while (!ctx_.shared().commits_drained(gen)) co_await ctx_.sched().sleep_for(1ms);
+  ctx_.rpc().respond(to, Code::kOk);
+}
+
+Task<std::optional<bool>> Recovery::status_of(uint16_t node) {
+  auto conn = ctx_.peer(node);
+  if (!conn) co_return std::nullopt;
+  rpc::Response r = co_await ctx_.rpc().call(*conn, kSyncStatus, {});
+  if (r.status != Code::kOk || r.payload.size() != 1) co_return std::nullopt;
+  co_return r.payload[0] != 0;
+}
+
+Task<void> Recovery::run() {
+  const Topology& t = ctx_.topology();
+  const auto& members = t.shards[t.nodes[ctx_.self()].shard].members;
+  const uint16_t primary = members[0];
+  for (;;) {
+    if (ctx_.shared().stopping()) co_return;
+    std::vector<uint16_t> others;
+    std::vector<Task<std::optional<bool>>> asks;
+    for (uint16_t m : members)
+      if (m != ctx_.self()) {
+        others.push_back(m);
+        asks.push_back(status_of(m));
+      }
+    auto answers = co_await rpc::when_all(std::move(asks));
+    size_t reachable = 0;
+    std::optional<uint16_t> source;
+    for (size_t i = 0; i < others.size(); ++i) {
+      if (!answers[i]) continue;
+      ++reachable;
+      if (*answers[i] && (!source || others[i] == primary)) source = others[i];
+    }
+    if (source) {
+      ctx_.shared().set_joining(true);
+      if (co_await announce_join() && co_await copy_from(*source)) break;
+      spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
+    } else if ((reachable + 1) * 2 > members.size()) {
+      spdlog::info("recovery: no member of shard {} holds data ({} of {} answered): starting empty",
+                   t.nodes[ctx_.self()].shard, reachable + 1, members.size());
+      break;
+    }
+    co_await ctx_.sched().sleep_for(kPollEvery);
+  }
+  ctx_.shared().set_in_sync(true);
+  ctx_.shared().set_joining(false);
+  for (uint16_t n : other_data_nodes())
+    if (auto conn = ctx_.peer(n)) (void)ctx_.rpc().send_oneway(*conn, kJoinDone, {});
+  spdlog::info("recovery: {} is in sync and serving", t.nodes[ctx_.self()].name);
+}
+
+Task<bool> Recovery::announce_join() {
+  std::vector<uint16_t> pending = other_data_nodes();
+  for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
+    std::vector<uint16_t> asked;
+    std::vector<Task<rpc::Response>> calls;
+    for (uint16_t n : pending) {
+      auto conn = ctx_.peer(n);
+      if (!conn) continue;
+      asked.push_back(n);
+      calls.push_back([](rpc::Rpc& rpc, transport::ConnId c) -> Task<rpc::Response> {
+        co_return co_await rpc.call(c, kJoin, {});
+      }(ctx_.rpc(), *conn));
+    }
+    auto res = co_await rpc::when_all(std::move(calls));
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i].status == Code::kOk) std::erase(pending, asked[i]);
+    if (!pending.empty()) co_await ctx_.sched().sleep_for(kPollEvery);
+  }
+  const Topology& t = ctx_.topology();
+  for (uint16_t n : pending) {
+    spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
+    // A backup that is down misses writes: exclude it until it joins itself (a primary cannot be excluded).
+    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n) ctx_.shared().set_member(n, MemberState::kFailed);
+  }
+  co_return true;
+}
+
+Task<bool> Recovery::copy_from(uint16_t source) {
+  const std::string& name = ctx_.topology().nodes[source].name;
+  uint64_t session = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
+  size_t copied = 0, skipped = 0;
+  spdlog::info("recovery: copying shard {} from {}", ctx_.topology().nodes[ctx_.self()].shard, name);
+  for (;;) {
+    auto conn = ctx_.peer(source);
+    if (!conn) co_return false;
+    rpc::Response r = co_await ctx_.rpc().call(*conn, kSyncScan, rpc::as_bytes_of(session));
+    if (r.status != Code::kOk) co_return false;
+    rpc::Reader rd(r.payload);
+    auto done = rd.get<uint8_t>();
+    auto count = rd.get<uint32_t>();
+    for (uint32_t i = 0; i < count && rd.ok(); ++i) {
+      std::string_view key = rd.bytes(kMaxKeyBytes);
+      std::string_view value = rd.bytes(store::kMaxValueBytes);
+      auto version = rd.get<uint64_t>();
+      auto flags = rd.get<uint64_t>();
+      if (!rd.ok()) break;
+      bool applied = ctx_.shared().apply_snapshot(key, version, [&] {
+        ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags);
+      });
+      applied ? ++copied : ++skipped;
+    }
+    if (!rd.done()) {
+      spdlog::error("recovery: malformed snapshot page from {}", name);
+      co_return false;
+    }
+    if (done != 0) break;
+  }
+  spdlog::info("recovery: copied {} records from {} ({} superseded by newer deletes)", copied, name, skipped);
+  co_return true;
+}
+
+void Recovery::serve_scan(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  auto id = rd.get<uint64_t>();
+  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!ctx_.shared().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  ScanSession& s = scans_[{in.peer_node, id}];
+  s.last_used = std::chrono::steady_clock::now();
+  rpc::Writer items;
+  uint32_t count = 0;
+  for (;;) {
+    if (s.pending.empty() && !s.store_done) {
+      std::vector<store::ScanItem> page;
+      s.cursor = ctx_.table().scan(ctx_.session(), s.cursor, 64, &page);
+      s.store_done = s.cursor == 0;
+      for (auto& it : page) s.pending.push_back(std::move(it));
+    }
+    if (s.pending.empty()) break;
+    store::ScanItem& it = s.pending.front();
+    if (txn::lockword::absent(it.lock_word)) {  // placeholders and pending deletes: logically absent
+      s.pending.pop_front();
+      continue;
+    }
+    if (count > 0 && items.data().size() + it.key.size() + it.value.size() + 32 > kScanPageBytes) break;
+    // A value written by a transaction not yet known committed stays hidden from single-key reads at the copy too.
+    uint64_t flags = (it.lock_word & (txn::lockword::kLocked | txn::lockword::kNotReadable)) != 0
+                         ? txn::lockword::kNotReadable
+                         : 0;
+    items.bytes(it.key).bytes(it.value).put(it.version).put(flags);
+    ++count;
+    s.pending.pop_front();
+  }
+  bool done = s.pending.empty() && s.store_done;
+  if (done) scans_.erase({in.peer_node, id});
+  rpc::Writer out;
+  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count);
+  std::string body = out.data() + items.data();
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
+}
+
+}  // namespace rdx::server
