@@ -99,9 +99,9 @@ def test_redis_cli_scripted(single):
     assert p.stdout.splitlines() == [
         "PONG", "OK", "hello", "11", "11", "1", "42",
         "OK", "QUEUED", "QUEUED", "QUEUED", "OK", "2", "2", "", "1", "0",
-        "ERR unknown command 'NOSUCHCMD', with args beginning with: 'x' ",
-        "ERR wrong number of arguments for 'get' command", "OK", "ERR DB index is out of range",
-    ]
+        "ERR unknown command 'NOSUCHCMD', with args beginning with: 'x' ", "",
+        "ERR wrong number of arguments for 'get' command", "", "OK", "ERR DB index is out of range", "",
+    ]  # (redis-server gives the same lines, except that it has 16 databases: SELECT 3 is OK there)
 
 
 def test_redis_cli_interactive_starts_and_has_help(single):
@@ -153,8 +153,8 @@ def test_redis_benchmark_set_get_pipelined(single):
     assert set(rows) == {"SET", "GET"}, p.stdout + p.stderr
     assert all(v > 0 for v in rows.values())
     assert "WARN" not in p.stderr and "ERR" not in p.stdout, p.stdout + p.stderr
-    # redis-benchmark writes "xxx" to key:__rand_int__ (one key without -r).
-    assert redis.Redis(port=port).get("key:__rand_int__") == b"xxx"
+    # redis-benchmark writes a 3-byte value to key:__rand_int__ (one key without -r).
+    assert len(redis.Redis(port=port).get("key:__rand_int__")) == 3
 
 
 def test_redis_benchmark_random_keys_all_land(single):
@@ -163,7 +163,7 @@ def test_redis_benchmark_random_keys_all_land(single):
         timeout=120)
     client = redis.Redis(port=port)
     keys = [f"key:{i:012d}" for i in range(1000)]
-    present = sum(1 for v in client.mget(keys) if v == b"xxx")
+    present = sum(1 for v in client.mget(keys) if v is not None and len(v) == 3)
     assert present > 900  # 5000 draws over 1000 keys leave almost none unset
 
 
@@ -253,9 +253,10 @@ def test_connection_and_server_commands(single, r):
         r.client_setname("has space")
     cid = r.client_id()
     assert cid > 0 and f"id={cid} " in r.execute_command("CLIENT", "INFO").decode()
-    assert r.execute_command("COMMAND", "COUNT") == len(r.execute_command("COMMAND"))
-    info = r.execute_command("COMMAND", "INFO", "get", "nosuch")
-    assert info[0][0] == b"get" and info[0][1] == 2 and info[1] is None
+    assert r.command_count() == len(r.command()) >= 40
+    out, _ = raw(port_of(single), b"COMMAND INFO get nosuch\r\n")
+    assert out.startswith(b"*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n")
+    assert out.endswith(b"*-1\r\n")  # an unknown name is a null entry, as in Redis
     assert r.execute_command("SELECT", "0") in (b"OK", True)
     with pytest.raises(redis.ResponseError, match="DB index is out of range"):
         r.execute_command("SELECT", "1")
