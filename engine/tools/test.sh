@@ -22,6 +22,9 @@ verbs_note() {  # report verbs tests honestly: run where a device exists, otherw
   fi
 }
 
+log "lint"
+bash "$here/tools/lint.sh"
+
 for tier in $tiers; do
   case $tier in
     release)

@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 namespace {
 constexpr size_t kScanPageBytes = 48 * 1024;  // fits one RPC message with room to spare
 constexpr auto kPollEvery = 200ms;
+constexpr auto kCheckEvery = 1s;
 constexpr auto kScanSessionIdle = 60s;
 constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this long are presumed dead
 }  // namespace
@@ -30,8 +31,11 @@ std::vector<uint16_t> Recovery::other_data_nodes() const {
 void Recovery::start(bool drive) {
   auto& rpc = ctx_.rpc();
   rpc.on(kSyncStatus, [this](const rpc::Incoming& in) {
-    uint8_t in_sync = ctx_.shared().in_sync() ? 1 : 0;
-    ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(in_sync));
+    rpc::Writer w;
+    w.put(static_cast<uint8_t>(ctx_.shared().in_sync() ? 1 : 0));
+    w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.shared().member(in.peer_node)
+                                                                            : MemberState::kInSync));
+    ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   });
   rpc.on(kJoin, [this](const rpc::Incoming& in) {
     if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self())
@@ -42,11 +46,13 @@ void Recovery::start(bool drive) {
   });
   rpc.on(kJoinDone, [this](const rpc::Incoming& in) {
     if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self()) return;
+    // Only a join in progress completes: if the node was excluded meanwhile it missed writes and joins again.
+    if (ctx_.shared().member(in.peer_node) != MemberState::kJoining) return;
     ctx_.shared().set_member(in.peer_node, MemberState::kInSync);
     spdlog::info("recovery: {} is in sync", ctx_.topology().nodes[in.peer_node].name);
   });
   rpc.on(kSyncScan, [this](const rpc::Incoming& in) { serve_scan(in); });
-  if (drive && !ctx_.shared().in_sync()) rpc::spawn(run());
+  if (drive) rpc::spawn(run());
 }
 
 void Recovery::tick() {
@@ -60,22 +66,63 @@ Task<void> Recovery::wait_drained(rpc::ReplyTo to, uint64_t gen) {
   ctx_.rpc().respond(to, Code::kOk);
 }
 
-Task<std::optional<bool>> Recovery::status_of(uint16_t node) {
+Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
   auto conn = ctx_.peer(node);
   if (!conn) co_return std::nullopt;
   rpc::Response r = co_await ctx_.rpc().call(*conn, kSyncStatus, {});
-  if (r.status != Code::kOk || r.payload.size() != 1) co_return std::nullopt;
-  co_return r.payload[0] != 0;
+  if (r.status != Code::kOk || r.payload.size() != 2 || static_cast<uint8_t>(r.payload[1]) > 2) co_return std::nullopt;
+  co_return PeerStatus{r.payload[0] != 0, static_cast<MemberState>(r.payload[1])};
 }
 
 Task<void> Recovery::run() {
+  for (;;) {
+    if (ctx_.shared().stopping()) co_return;
+    if (!ctx_.shared().in_sync()) {
+      co_await recover();
+      continue;
+    }
+    co_await ctx_.sched().sleep_for(kCheckEvery);
+    // (co_await never sits in a condition: GCC 12 miscompiles such coroutines; engine/tools/lint.sh checks.)
+    bool excluded = co_await excluded_somewhere();
+    if (excluded) {
+      ctx_.shared().set_in_sync(false);
+      clear_local();
+    }
+  }
+}
+
+Task<bool> Recovery::excluded_somewhere() {
+  std::vector<uint16_t> nodes = other_data_nodes();
+  std::vector<Task<std::optional<PeerStatus>>> asks;
+  for (uint16_t n : nodes) asks.push_back(status_of(n));
+  auto answers = co_await rpc::when_all(std::move(asks));
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (answers[i] && answers[i]->view_of_me == MemberState::kFailed) {
+      spdlog::warn("recovery: {} excluded this node (it may have missed writes): copying the shard again",
+                   ctx_.topology().nodes[nodes[i]].name);
+      co_return true;
+    }
+  co_return false;
+}
+
+void Recovery::clear_local() {
+  std::vector<store::ScanItem> items;
+  uint64_t cursor = 0;
+  do {
+    items.clear();
+    cursor = ctx_.table().scan(ctx_.session(), cursor, 256, &items);
+    for (const auto& it : items) ctx_.table().remove(ctx_.session(), it.key);
+  } while (cursor != 0);
+}
+
+Task<void> Recovery::recover() {
   const Topology& t = ctx_.topology();
   const auto& members = t.shards[t.nodes[ctx_.self()].shard].members;
   const uint16_t primary = members[0];
   for (;;) {
     if (ctx_.shared().stopping()) co_return;
     std::vector<uint16_t> others;
-    std::vector<Task<std::optional<bool>>> asks;
+    std::vector<Task<std::optional<PeerStatus>>> asks;
     for (uint16_t m : members)
       if (m != ctx_.self()) {
         others.push_back(m);
@@ -87,11 +134,14 @@ Task<void> Recovery::run() {
     for (size_t i = 0; i < others.size(); ++i) {
       if (!answers[i]) continue;
       ++reachable;
-      if (*answers[i] && (!source || others[i] == primary)) source = others[i];
+      if (answers[i]->in_sync && (!source || others[i] == primary)) source = others[i];
     }
     if (source) {
       ctx_.shared().set_joining(true);
-      if (co_await announce_join() && co_await copy_from(*source)) break;
+      bool copied = false;
+      bool announced = co_await announce_join();
+      if (announced) copied = co_await copy_from(*source);
+      if (copied) break;
       spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
     } else if ((reachable + 1) * 2 > members.size()) {
       spdlog::info("recovery: no member of shard {} holds data ({} of {} answered): starting empty",

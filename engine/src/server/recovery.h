@@ -10,6 +10,8 @@
 //     copy never overwrites a newer replicated write, and deletes applied meanwhile leave tombstones so an older
 //     copied record cannot resurrect a key.
 //  4. In sync: serve, and tell the other nodes (kInSync).
+//  5. Afterwards, once a second, ask every data node how it sees this node: if one excluded it (a connection broke,
+//     so it may have missed writes), drop the local copy and join again.
 // A restarting primary copies from a backup: backups hold every committed write (commits replicate to backups
 // before they are reported). Until a primary is in sync it refuses locks, so its shard is unavailable meanwhile.
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "rpc/rpc.h"
+#include "server/node_shared.h"
 #include "server/protocol.h"
 #include "store/hashtable.h"
 
@@ -41,8 +44,15 @@ class Recovery {
     std::chrono::steady_clock::time_point last_used;
   };
 
+  struct PeerStatus {
+    bool in_sync = false;
+    MemberState view_of_me = MemberState::kInSync;
+  };
   rpc::Task<void> run();
-  rpc::Task<std::optional<bool>> status_of(uint16_t node);
+  rpc::Task<void> recover();
+  rpc::Task<bool> excluded_somewhere();
+  void clear_local();
+  rpc::Task<std::optional<PeerStatus>> status_of(uint16_t node);
   rpc::Task<bool> announce_join();
   rpc::Task<bool> copy_from(uint16_t source);
   rpc::Task<void> wait_drained(rpc::ReplyTo to, uint64_t gen);

@@ -37,6 +37,7 @@ Result<CommitSteps> find_commit_protocol(const std::string& name) {
 namespace {
 // Single-key operations retry conflicts (no-wait locking aborts them) until this deadline, then report them.
 constexpr auto kOneTimeout = std::chrono::seconds(5);
+constexpr auto kConnectGrace = std::chrono::seconds(2);
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -333,7 +334,7 @@ Task<std::pair<Code, std::vector<ItemResult>>> TxnServiceImpl::step(uint16_t nod
       default: co_return std::pair{Code::kInternal, std::vector<ItemResult>{}};
     }
   }
-  auto conn = ctx_.peer(node);
+  auto conn = co_await connection_to(node);
   if (!conn) co_return std::pair{Code::kUnavailable, std::vector<ItemResult>{}};
   std::string payload = batch.encode();
   if (type == kTxReplicate || type == kTxUnlock) {
@@ -345,6 +346,17 @@ Task<std::pair<Code, std::vector<ItemResult>>> TxnServiceImpl::step(uint16_t nod
   auto rs = decode_results(resp.payload, batch.items.size());
   if (!rs) co_return std::pair{Code::kInternal, std::vector<ItemResult>{}};
   co_return std::pair{Code::kOk, std::move(*rs)};
+}
+
+// This worker's connection to `node`. A replica that has not been excluded but is not connected yet (it just
+// joined, or the cluster is starting) gets a moment to connect; an excluded or dead one does not.
+Task<std::optional<transport::ConnId>> TxnServiceImpl::connection_to(uint16_t node) {
+  auto deadline = Clock::now() + kConnectGrace;
+  for (;;) {
+    if (auto conn = ctx_.peer(node)) co_return conn;
+    if (ctx_.shared().member(node) == server::MemberState::kFailed || Clock::now() > deadline) co_return std::nullopt;
+    co_await ctx_.sched().sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Task<void> TxnServiceImpl::finish_unlocks(std::map<uint16_t, Batch> unlocks, std::map<uint16_t, Batch> readable) {

@@ -101,6 +101,7 @@ class TxnServiceImpl final : public TxnService {
   rpc::Task<std::pair<Code, std::vector<ItemResult>>> step(uint16_t node, rpc::MsgType type, Batch batch);
   rpc::Task<void> finish_unlocks(std::map<uint16_t, Batch> unlocks, std::map<uint16_t, Batch> readable);
   void mark_failed(uint16_t node, Code why);
+  rpc::Task<std::optional<transport::ConnId>> connection_to(uint16_t node);
   rpc::Task<void> backoff(int attempt);
   void record(Tx& tx, bool committed, const std::map<std::string, uint64_t>& new_versions);
   void serve_read(const rpc::Incoming& in, bool one);

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Source checks that compilers do not make; run by engine/tools/test.sh.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../src" && pwd)
+# GCC 12 miscompiles coroutines with co_await inside a condition or a conditional/logical expression (the coroutine
+# body may silently never run). Write `auto x = co_await f(); if (x) ...` instead.
+python3 - "$src" <<'PY'
+import pathlib, re, sys
+bad = re.compile(r'(\b(if|while)\s*\(\s*!?\s*co_await\b)|((&&|\|\||\?)\s*co_await\b)|(\bco_await\b[^;]*(&&|\|\|))')
+found = 0
+for p in sorted(pathlib.Path(sys.argv[1]).rglob('*')):
+    if p.suffix not in ('.cc', '.h'):
+        continue
+    for n, line in enumerate(p.read_text(errors='replace').splitlines(), 1):
+        code = line.split('//', 1)[0]
+        if bad.search(code):
+            print(f'{p}:{n}: {line.strip()}')
+            found += 1
+if found:
+    print(f'lint: {found} co_await inside a condition or a conditional expression (see engine/tools/lint.sh)', file=sys.stderr)
+    sys.exit(1)
+PY
