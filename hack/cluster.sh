@@ -40,7 +40,14 @@ external_cluster_reachable() {
 preflight() {
   [ "$(id -u)" = 0 ] || die "the local cluster needs root (it runs kubelet, containerd and kube-proxy)"
   [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || die "no memory cgroup controller mounted under /sys/fs/cgroup"
-  node_ip >/dev/null
+  local node ip
+  node=$(node_name); ip=$(node_ip)
+  if ! [[ $node =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ ]] || [ ${#node} -gt 253 ]; then
+    die "node name '$node' (RDX_NODE_NAME, default: the hostname) is not a valid DNS-1123 name; set RDX_NODE_NAME"
+  fi
+  [[ $ip =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "node IP '$ip' is not an IPv4 address (RDX_NODE_IP)"
+  case $ip in 127.*) die "node IP $ip is a loopback address: the kubernetes Service cannot point there (RDX_NODE_IP)" ;; esac
+  ip -4 -o addr show | grep -q " inet $ip/" || die "node IP $ip is not an address of this host (RDX_NODE_IP)"
   local cmd
   for cmd in curl ip ss openssl flock setsid timeout; do command -v "$cmd" >/dev/null || die "$cmd is required"; done
 }

@@ -18,7 +18,7 @@ go_install_cached() {
     [ -x "$bin" ] && exit 0
     local start=$SECONDS
     log "building $label ($pkg)"
-    CGO_ENABLED=0 GOBIN="$dir" go install -trimpath -ldflags "-s -w" "$pkg" \
+    CGO_ENABLED=0 GOBIN="$dir" timeout 2400 go install -trimpath -ldflags "-s -w" "$pkg" \
       || die "go install $pkg failed (is the Go module proxy reachable?)"
     [ -x "$bin" ] || die "go install $pkg produced no $bin"
     log "built $label in $((SECONDS - start)) s: $bin"
