@@ -106,15 +106,15 @@ remove_containers() {
 }
 
 # our_process_pids: processes that belong to the cluster, found without pid files: anything whose command
-# line names the cluster's directories or containerd socket (components, shims), and anything in kubelet's
-# pod cgroups (containers).
+# line names the cluster's config, certificates, data or run directory (components, containerd shims; not its
+# logs, which people read with tail or less), and anything in kubelet's pod cgroups (containers).
 our_process_pids() {
   local proc pid cmdline
   for proc in /proc/[0-9]*; do
     pid=${proc#/proc/}
     if [ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ]; then continue; fi
     cmdline=$(tr '\0' ' ' 2>/dev/null <"$proc/cmdline") || continue
-    case $cmdline in *"$CLUSTER_DIR/"* | *"$CLUSTER_RUN/"*) echo "$pid" ;; esac
+    case $cmdline in *"$CLUSTER_CONF/"* | *"$CLUSTER_PKI/"* | *"$CLUSTER_DATA/"* | *"$CLUSTER_RUN/"*) echo "$pid" ;; esac
   done
   cat /sys/fs/cgroup/*/kubepods/cgroup.procs /sys/fs/cgroup/*/kubepods/*/cgroup.procs \
     /sys/fs/cgroup/*/kubepods/*/*/cgroup.procs /sys/fs/cgroup/*/kubepods/*/*/*/cgroup.procs 2>/dev/null || true
