@@ -51,7 +51,8 @@ Status Checker::validate_and_select() {
   for (const auto& r : history_) {
     ids.push_back(r.id);
     if (r.end_ns < r.start_ns) {
-      return error(Code::kInvalidArgument, "transaction {} ends ({}) before it starts ({})", r.id, r.end_ns, r.start_ns);
+      return error(Code::kInvalidArgument, "transaction {} ends ({}) before it starts ({})", r.id, r.end_ns,
+                   r.start_ns);
     }
     if (!r.committed) {
       aborted_.push_back(&r);
@@ -245,10 +246,9 @@ void Checker::resolve_reads() {
       } else if (v == initial_version_[k]) {
         read_pos_[r] = kInitialPos;
       } else if (const txn::TxRecord* a = aborted_writer(k, v)) {
-        Violation* kept = report(Anomaly::kAbortedRead,
-                                 fmt::format("{} read key {} at version {}, written only by aborted transaction T{} ({})",
-                                             ref(t), key, v, a->id, a->type),
-                                 {t});
+        std::string what = fmt::format("{} read key {} at version {}, written only by aborted transaction T{} ({})",
+                                       ref(t), key, v, a->id, a->type);
+        Violation* kept = report(Anomaly::kAbortedRead, std::move(what), {t});
         if (kept != nullptr) kept->txns.push_back({a->id, a->type});
       } else {
         std::string initial = "the key started absent";
@@ -341,7 +341,9 @@ uint32_t Checker::resolve_absent_read(uint32_t t, uint32_t k) {
 
 void Checker::build_graph(Graph& g) {
   for (size_t k = 0; k < keys_.size(); ++k) {
-    for (uint64_t i = key_off_[k]; i + 1 < key_off_[k + 1]; ++i) g.add_edge(vers_[i].node, vers_[i + 1].node, EdgeKind::kWW);
+    for (uint64_t i = key_off_[k]; i + 1 < key_off_[k + 1]; ++i) {
+      g.add_edge(vers_[i].node, vers_[i + 1].node, EdgeKind::kWW);
+    }
   }
   for (uint32_t t = 0; t < txn_.size(); ++t) {
     for (uint64_t r = read_off_[t]; r < read_off_[t + 1]; ++r) {

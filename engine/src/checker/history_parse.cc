@@ -138,7 +138,9 @@ class Cursor {
     size_t start = pos_;
     while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
       auto d = static_cast<uint64_t>(s_[pos_] - '0');
-      if (out > (std::numeric_limits<uint64_t>::max() - d) / 10) return fail(fmt::format("{} is out of range", field.str()));
+      if (out > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+        return fail(fmt::format("{} is out of range", field.str()));
+      }
       out = out * 10 + d;
       ++pos_;
     }

@@ -50,6 +50,17 @@ rpc::Task<TxStatus> commit(txn::Transaction& tx) {
   co_return status_of(o);
 }
 
+rpc::Task<TxStatus> give_up(txn::Transaction& tx, TxStatus why, std::string& error) {
+  if (why != TxStatus::kDataError) {
+    tx.abort();
+    co_return why;
+  }
+  TxStatus s = co_await commit(tx);
+  if (s == TxStatus::kCommitted) co_return TxStatus::kDataError;
+  error.clear();
+  co_return s;
+}
+
 std::string describe_value(std::string_view v) {
   std::string out = "\"";
   for (size_t i = 0; i < v.size() && i < 32; ++i) {

@@ -21,6 +21,13 @@ TxStatus failed_read_status(const txn::Read& r);
 
 // Commits and maps the outcome.
 rpc::Task<TxStatus> commit(txn::Transaction& tx);
+
+// Ends an attempt that cannot go on, before any write was buffered. Optimistic reads are only validated at commit,
+// so a missing or corrupt row seen during execution may be a state that never existed (a concurrent insert not yet
+// applied, say): kDataError is therefore confirmed by committing the write-free transaction, which validates its
+// reads. Committed: the data really is bad (kDataError, `error` kept). Otherwise the commit's status is returned and
+// `error` cleared. Any other `why` aborts the transaction and is returned as is.
+rpc::Task<TxStatus> give_up(txn::Transaction& tx, TxStatus why, std::string& error);
 TxStatus status_of(txn::Outcome o);
 
 // Printable, bounded rendering of a stored value for error messages.

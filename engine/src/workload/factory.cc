@@ -62,7 +62,9 @@ Result<WorkloadSpec> parse_workload_spec(std::string_view text) {
   text = trim(text);
   WorkloadSpec spec;
   size_t colon = text.find(':');
-  for (char c : trim(text.substr(0, colon))) spec.name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : trim(text.substr(0, colon))) {
+    spec.name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
   if (spec.name.empty()) return error(Code::kInvalidArgument, "workload spec \"{}\" has no name", text);
   if (colon == std::string_view::npos) return spec;
   std::string_view rest = text.substr(colon + 1);

@@ -63,7 +63,7 @@ rpc::Task<TxOutcome> KeySpaceWorkload::run_one(txn::TxnService& svc, Rng& rng, L
     } else {
       continue;
     }
-    tx->abort();
+    out.status = co_await give_up(*tx, out.status, out.error);
     co_return out;
   }
   std::string value;

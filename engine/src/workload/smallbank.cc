@@ -164,7 +164,7 @@ rpc::Task<TxOutcome> SmallBank::run_one(txn::TxnService& svc, Rng& rng, Ledger& 
       out.status = TxStatus::kDataError;
       out.error = fmt::format("key {} holds a corrupt balance {}", keys[i], describe_value(r.value));
     }
-    tx->abort();
+    out.status = co_await give_up(*tx, out.status, out.error);
     co_return out;
   }
   const SbEffect e = apply(p, balances);

@@ -130,8 +130,7 @@ rpc::Task<TxStatus> Tatp::get_subscriber_data(txn::Transaction& tx, const TatpPl
   std::optional<TxStatus> stop = examine(r, key, decode_subscriber, row, error);
   if (!stop && !row) stop = missing(key, error);
   if (stop) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   co_return co_await commit(tx);
 }
@@ -141,8 +140,7 @@ rpc::Task<TxStatus> Tatp::get_new_destination(txn::Transaction& tx, const TatpPl
   txn::Read r = co_await tx.get(sf_key);
   std::optional<SpecialFacility> sf;
   if (auto stop = examine(r, sf_key, decode_special_facility, sf, error)) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   if (sf && sf->is_active) {
     std::vector<std::string> keys;
@@ -153,8 +151,7 @@ rpc::Task<TxStatus> Tatp::get_new_destination(txn::Transaction& tx, const TatpPl
     for (size_t i = 0; i < keys.size(); ++i) {
       std::optional<CallForwarding> cf;
       if (auto stop = examine(reads[i], keys[i], decode_call_forwarding, cf, error)) {
-        tx.abort();
-        co_return *stop;
+        co_return co_await give_up(tx, *stop, error);
       }
       // A row with end_time > p.end_time is a new destination; the answer itself is not needed here.
     }
@@ -167,8 +164,7 @@ rpc::Task<TxStatus> Tatp::get_access_data(txn::Transaction& tx, const TatpPlan& 
   txn::Read r = co_await tx.get(key);
   std::optional<AccessInfo> row;
   if (auto stop = examine(r, key, decode_access_info, row, error)) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   co_return co_await commit(tx);
 }
@@ -183,8 +179,7 @@ rpc::Task<TxStatus> Tatp::update_subscriber_data(txn::Transaction& tx, const Tat
   if (!stop && !sub) stop = missing(keys[0], error);
   if (!stop && !sf) stop = TxStatus::kRolledBack;  // no such special facility
   if (stop) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   sub->bits = static_cast<uint16_t>((sub->bits & ~1u) | (p.bit ? 1u : 0u));  // bit_1
   sf->data_a = p.data_a;
@@ -200,8 +195,7 @@ rpc::Task<TxStatus> Tatp::update_location(txn::Transaction& tx, const TatpPlan& 
   std::optional<TxStatus> stop = examine(r, key, decode_subscriber, sub, error);
   if (!stop && !sub) stop = missing(key, error);
   if (stop) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   sub->vlr_location = p.vlr_location;
   tx.put(key, encode(*sub));
@@ -218,8 +212,7 @@ rpc::Task<TxStatus> Tatp::insert_call_forwarding(txn::Transaction& tx, const Tat
   if (!stop) stop = examine(reads[1], keys[1], decode_call_forwarding, cf, error);
   if (!stop && (!sf || cf)) stop = TxStatus::kRolledBack;  // foreign key missing, or primary key taken
   if (stop) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   CallForwarding row;
   row.end_time = p.end_time;
@@ -235,8 +228,7 @@ rpc::Task<TxStatus> Tatp::delete_call_forwarding(txn::Transaction& tx, const Tat
   std::optional<TxStatus> stop = examine(r, key, decode_call_forwarding, cf, error);
   if (!stop && !cf) stop = TxStatus::kRolledBack;  // nothing to delete
   if (stop) {
-    tx.abort();
-    co_return *stop;
+    co_return co_await give_up(tx, *stop, error);
   }
   tx.remove(key);
   co_return co_await commit(tx);

@@ -61,7 +61,9 @@ void check_subscriber(const Population& pop, const std::vector<std::string>& key
     if (!want) continue;
     auto got = decode_special_facility(reads[i].value);
     if (got) got->data_a = want->data_a;
-    if (got != want) t.problem(fmt::format("{}: {} differs from the loaded row", keys[i], describe_value(reads[i].value)));
+    if (got != want) {
+      t.problem(fmt::format("{}: {} differs from the loaded row", keys[i], describe_value(reads[i].value)));
+    }
   }
   for (size_t f = 0; f < 4; ++f) {  // call forwardings come and go, under existing special facilities only
     for (size_t s = 0; s < kStartTimes.size(); ++s) {
