@@ -22,11 +22,11 @@ import (
 //   - rolling update of the StatefulSets, same epoch: image, imagePullPolicy, resources, scheduling, podTemplate,
 //     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
 //     hugepages size, endpoint tlsSecretRef.
-//   - epoch bump without restart (rdxd picks the new topology file up): replicas (shard membership).
-//   - epoch bump and restart of every pod at once: anything rdxd cannot change while running, i.e. everything else in
-//     the topology file: transactions.*, replication.protocol, transport kind, primitives, batching, hugepages on/off,
-//     rdma device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs drop each other's
-//     messages, so a one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty.
+//   - epoch bump and restart of every pod at once: anything in the topology file, which rdxd reads only at start-up:
+//     replicas (shard membership), transactions.*, replication.protocol, transport kind, primitives, batching,
+//     hugepages on/off, rdma device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs
+//     refuse each other's connections, so a one-by-one roll would stall; rdx keeps data in memory, so such a restart
+//     starts empty.
 //   - never: shards (immutable; changing the shard count would remap every key).
 //
 // +kubebuilder:object:root=true

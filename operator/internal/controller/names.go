@@ -22,8 +22,8 @@ const (
 	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's primary.
 	LabelPodIndex = "apps.kubernetes.io/pod-index"
 
-	// AnnotationRestartHash on the pod template changes whenever the topology changes in a way rdxd cannot apply
-	// while running; pods carrying another value are restarted together.
+	// AnnotationRestartHash on the pod template changes whenever the topology file changes (rdxd reads it only at
+	// start-up); pods carrying another value are restarted together.
 	AnnotationRestartHash = "rdx.dev/restart-hash"
 	// AnnotationMultusNetworks attaches secondary networks through Multus.
 	AnnotationMultusNetworks = "k8s.v1.cni.cncf.io/networks"

@@ -153,7 +153,8 @@ func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApply
 
 func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
 	s := &c.Spec
-	// The whole directory is mounted (no subPath) so kubelet refreshes the file when the ConfigMap changes.
+	// The whole directory is mounted (no subPath) so kubelet refreshes the file when the ConfigMap changes and a
+	// container restarted in place reads the current topology.
 	vols := []*corev1ac.VolumeApplyConfiguration{
 		corev1ac.Volume().WithName(volumeTopology).WithConfigMap(corev1ac.ConfigMapVolumeSource().
 			WithName(topologyName(c)).

@@ -151,10 +151,11 @@ func (t Topology) Marshal() (string, error) {
 	return string(b) + "\n", nil
 }
 
-// RestartHash identifies the part of the topology rdxd cannot change while running: everything except shard
-// membership (shards and nodes) and the epoch.
+// RestartHash identifies the topology a running rdxd was started with: all of it, epoch included. rdxd reads its
+// file once at start-up and does not watch it, so every change (shard membership, i.e. replicas, included) needs new
+// processes, and since nodes of different epochs refuse each other, a process started from a newer file could not
+// join the old ones: all pods restart together whenever the file changes.
 func (t Topology) RestartHash() string {
-	t.Epoch, t.Shards, t.Nodes = 0, nil, nil
 	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])

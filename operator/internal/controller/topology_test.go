@@ -151,8 +151,9 @@ func TestEpochDecisions(t *testing.T) {
 	scaled := base.DeepCopy()
 	scaled.Spec.Replicas = 5
 	s, _, _ := nextTopology(scaled, &first, firstData, 1)
-	if s.Epoch != 2 || s.RestartHash() != first.RestartHash() {
-		t.Errorf("replicas change: epoch %d (want 2), restart hash changed %v (want false)", s.Epoch, s.RestartHash() != first.RestartHash())
+	if s.Epoch != 2 || s.RestartHash() == first.RestartHash() {
+		t.Errorf("replicas change: epoch %d (want 2), restart hash unchanged %v (want false): rdxd reads its topology only at start-up",
+			s.Epoch, s.RestartHash() == first.RestartHash())
 	}
 
 	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
@@ -186,8 +187,9 @@ func TestEpochDecisions(t *testing.T) {
 		}
 	}
 
-	if got, _, _ := nextTopology(base, nil, "", 7); got.Epoch != 8 {
-		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d, want 8", got.Epoch)
+	if got, _, _ := nextTopology(base, nil, "", 7); got.Epoch != 8 || got.RestartHash() == first.RestartHash() {
+		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d (want 8), restart hash unchanged %v (want false)",
+			got.Epoch, got.RestartHash() == first.RestartHash())
 	}
 	if got, _, _ := nextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
 		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)

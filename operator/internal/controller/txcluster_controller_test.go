@@ -294,8 +294,8 @@ func TestStatusFollowsPods(t *testing.T) {
 	waitEvent(t, c, "NotReady", "shard 0: 2/3 ready")
 }
 
-// TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas change bumps the epoch
-// without restarts; a protocol change bumps the epoch and restarts every pod at once.
+// TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas or protocol change bumps the
+// epoch and restarts every pod at once.
 func TestUpdates(t *testing.T) {
 	c := createCluster(t, "upd", nil)
 	first := waitTopology(t, c, 1)
@@ -333,34 +333,43 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true)
 	waitEvent(t, c, "Updated", "updated StatefulSet upd-s0")
 
-	// Replicas: membership changes at a new epoch; running pods are kept.
+	// Replicas: membership changes at a new epoch. rdxd reads its topology only at start-up, so the new restart
+	// hash restarts every pod together once the StatefulSet has observed its new template.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Replicas = 5 })
 	scaled := waitTopology(t, c, 2)
-	if len(scaled.Shards[0].Members) != 5 || scaled.RestartHash() != first.RestartHash() {
-		t.Errorf("scaled topology: %d members, restart hash changed %v", len(scaled.Shards[0].Members), scaled.RestartHash() != first.RestartHash())
+	if len(scaled.Shards[0].Members) != 5 || scaled.RestartHash() == first.RestartHash() {
+		t.Errorf("scaled topology: %d members, restart hash changed %v (want true)", len(scaled.Shards[0].Members), scaled.RestartHash() != first.RestartHash())
 	}
 	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
-		if *s.Spec.Replicas != 5 {
-			return fmt.Errorf("replicas %d", *s.Spec.Replicas)
+		if *s.Spec.Replicas != 5 || s.Spec.Template.Annotations[AnnotationRestartHash] != scaled.RestartHash() {
+			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[AnnotationRestartHash])
 		}
 		return nil
 	})
-	rolledOut(t, c, 0, 3)
+	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
+	rolledOut(t, c, 0, 0)
+	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
+	waitEvent(t, c, "EpochBumped", "topology epoch 1 -> 2")
+	waitEvent(t, c, "Restarting", "restarting 3 pods together for topology epoch 2")
+	// envtest runs no StatefulSet controller: create the replacements from the new template.
+	pods = pods[:0]
+	for ord := int32(0); ord < 5; ord++ {
+		pods = append(pods, createPod(t, c, 0, ord, true))
+	}
+	rolledOut(t, c, 0, 5)
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
-		if st.Epoch != 2 || st.Replicas != 5 || st.ReadyReplicas != 3 {
+		if st.Epoch != 2 || st.Replicas != 5 || st.ReadyReplicas != 5 {
 			return fmt.Errorf("epoch %d replicas %d ready %d", st.Epoch, st.Replicas, st.ReadyReplicas)
 		}
-		return nil
+		return conditionIs(st, rdxv1.ConditionReady, metav1.ConditionTrue, "")
 	})
-	waitEvent(t, c, "EpochBumped", "topology epoch 1 -> 2")
-	expectPodsExist(t, pods, true)
 
 	// Transaction protocol: rdxd cannot switch live. New epoch, new restart hash, and once the StatefulSet has
 	// seen its new template every old pod is deleted together.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = "occ" })
 	restarted := waitTopology(t, c, 3)
-	if restarted.Txn.Protocol != "occ" || restarted.RestartHash() == first.RestartHash() {
-		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != first.RestartHash())
+	if restarted.Txn.Protocol != "occ" || restarted.RestartHash() == scaled.RestartHash() {
+		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != scaled.RestartHash())
 	}
 	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
 		if s.Spec.Template.Annotations[AnnotationRestartHash] != restarted.RestartHash() {
@@ -371,7 +380,7 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
 	rolledOut(t, c, 0, 0)
 	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
-	waitEvent(t, c, "Restarting", "restarting 3 pods together for topology epoch 3")
+	waitEvent(t, c, "Restarting", "restarting 5 pods together for topology epoch 3")
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
 		if st.Epoch != 3 || st.ReadyReplicas != 0 || st.Phase != rdxv1.PhasePending {
 			return fmt.Errorf("epoch %d ready %d phase %s", st.Epoch, st.ReadyReplicas, st.Phase)
