@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"path"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
 )
 
@@ -19,6 +22,7 @@ type Topology struct {
 	Epoch       int64               `json:"epoch"`
 	Transport   TopologyTransport   `json:"transport"`
 	Workers     int32               `json:"workers"`
+	MemoryMB    int32               `json:"memory_mb"`
 	Replication TopologyReplication `json:"replication"`
 	Txn         TopologyTxn         `json:"txn"`
 	Auth        TopologyAuth        `json:"auth"`
@@ -78,6 +82,13 @@ type TopologyNode struct {
 	Role      string `json:"role"`
 }
 
+// MemoryMB is the store arena rdxd allocates at start-up (topology memory_mb, the engine's default). A pod needs
+// about MemoryOverheadMB more, so its memory request and limit should be at least MemoryMB + MemoryOverheadMB.
+const (
+	MemoryMB         = 256
+	MemoryOverheadMB = 64
+)
+
 // DefaultReplicationProtocol is what the operator writes when spec.replication.protocol is unset: rdxd's
 // built-in protocol.
 const DefaultReplicationProtocol = "primary-backup"
@@ -102,6 +113,7 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 			},
 		},
 		Workers:     s.Workers,
+		MemoryMB:    MemoryMB,
 		Replication: TopologyReplication{Protocol: string(s.Replication.Protocol)},
 		Txn: TopologyTxn{
 			Protocol:         string(s.Transactions.Protocol),
@@ -128,6 +140,18 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 		t.Shards = append(t.Shards, ts)
 	}
 	return t
+}
+
+// memoryShortfall describes a memory limit too small for rdxd's arena plus overhead (the pod would be OOM-killed
+// once the store fills up), or returns "" when the limit is unset or covers it.
+func memoryShortfall(c *rdxv1.TxCluster) string {
+	limit, ok := c.Spec.Resources.Limits[corev1.ResourceMemory]
+	need := resource.NewQuantity((MemoryMB+MemoryOverheadMB)<<20, resource.BinarySI)
+	if !ok || limit.Cmp(*need) >= 0 {
+		return ""
+	}
+	return fmt.Sprintf("resources.limits.memory %s is below the %d MiB rdxd needs (memory_mb %d + ~%d MiB)",
+		limit.String(), MemoryMB+MemoryOverheadMB, MemoryMB, MemoryOverheadMB)
 }
 
 // rdmaInterface is the interface rdxd reads its RDMA address from: the explicit one, net1 when Multus attaches

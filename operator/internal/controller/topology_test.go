@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -193,6 +194,18 @@ func TestEpochDecisions(t *testing.T) {
 	}
 	if got, _, _ := nextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
 		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)
+	}
+}
+
+func TestMemoryShortfall(t *testing.T) {
+	for limit, short := range map[string]bool{"": false, "320Mi": false, "1Gi": false, "319Mi": true, "256Mi": true} {
+		c := defaulted("m")
+		if limit != "" {
+			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)}
+		}
+		if got := memoryShortfall(c) != ""; got != short {
+			t.Errorf("limit %q: shortfall reported %v, want %v (%s)", limit, got, short, memoryShortfall(c))
+		}
 	}
 }
 

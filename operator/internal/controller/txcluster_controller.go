@@ -96,6 +96,9 @@ func (r *TxClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			obs.pods = pods
 		}
 	}
+	if msg := memoryShortfall(&c); msg != "" {
+		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "MemoryTooSmall", "Reconcile", "%s", msg)
+	}
 	if c.Spec.Endpoint.TLSSecretRef != nil {
 		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "TLSNotServed", "Reconcile",
 			"Secret %s is mounted at %s but this rdxd's topology has no TLS settings: the endpoint serves plain RESP",
