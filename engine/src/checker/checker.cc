@@ -1,5 +1,5 @@
 // The checker: index the committed history by key and version, resolve every read to the version (or absent state)
-// it saw, build the dependency graph with real-time edges, then look for cycles. See checker.h for the model.
+// it saw and build the dependency graph with real-time edges (cycles.cc searches it). See checker.h for the model.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -375,46 +375,6 @@ void Checker::build_graph(Graph& g) {
     int64_t limit = start_[u] - opt_.rt_slack_ns;  // T precedes U iff T.end < limit
     auto before = static_cast<uint32_t>(std::lower_bound(ends.begin(), ends.end(), limit) - ends.begin());
     if (before > 0) g.add_edge(n + before - 1, u, EdgeKind::kRT);
-  }
-}
-
-void Checker::find_cycles(const Graph& g) {
-  const EdgeMask full = opt_.check_real_time ? detail::kAllEdges
-                                             : static_cast<EdgeMask>(detail::kAllEdges & ~mask_of(EdgeKind::kRT));
-  detail::Components all = detail::strongly_connected(g, full);
-  if (!all.any_cycle()) return;  // the common case: one linear pass
-  // Report each cyclic component once, with the weakest edge set that already closes a cycle in it.
-  const EdgeMask ww = mask_of(EdgeKind::kWW), wr = mask_of(EdgeKind::kWR), rw = mask_of(EdgeKind::kRW);
-  std::vector<EdgeMask> passes{ww, static_cast<EdgeMask>(ww | wr), static_cast<EdgeMask>(ww | wr | rw)};
-  if (full != passes.back()) passes.push_back(full);
-  std::vector<uint8_t> cyclic(g.nodes(), 0), reported(g.nodes(), 0);
-  for (uint32_t v = 0; v < g.nodes(); ++v) cyclic[v] = all.size[all.comp[v]] > 1;
-  CycleFinder finder(g);
-  const auto n = static_cast<uint32_t>(txn_.size());
-  for (EdgeMask mask : passes) {
-    // Any cycle over fewer edge kinds lies inside a cyclic component of the full graph: search only there.
-    detail::Components c = mask == full ? std::move(all) : detail::strongly_connected(g, mask, &cyclic);
-    // Members of each cyclic component, grouped (counting sort by component id).
-    std::vector<uint64_t> start(c.size.size() + 1, 0);
-    for (uint32_t v = 0; v < g.nodes(); ++v) {
-      if (c.size[c.comp[v]] > 1) ++start[c.comp[v] + 1];
-    }
-    for (size_t i = 0; i + 1 < start.size(); ++i) start[i + 1] += start[i];
-    std::vector<uint32_t> members(start.back());
-    std::vector<uint64_t> fill(start.begin(), start.end() - 1);
-    for (uint32_t v = 0; v < g.nodes(); ++v) {
-      if (c.size[c.comp[v]] > 1) members[fill[c.comp[v]]++] = v;
-    }
-    for (size_t comp = 0; comp < c.size.size(); ++comp) {
-      if (c.size[comp] < 2) continue;
-      auto first = members.begin() + static_cast<ptrdiff_t>(start[comp]);
-      auto last = members.begin() + static_cast<ptrdiff_t>(start[comp + 1]);
-      if (std::any_of(first, last, [&](uint32_t v) { return reported[v] != 0; })) continue;
-      auto txn_node = std::find_if(first, last, [&](uint32_t v) { return v < n; });
-      std::vector<Hop> cycle = finder.shortest_cycle(c, *txn_node, mask);
-      if (!cycle.empty()) report_cycle(cycle);
-      for (auto it = first; it != last; ++it) reported[*it] = 1;
-    }
   }
 }
 

@@ -41,7 +41,9 @@ class Checker {
   void resolve_reads();
   uint32_t resolve_absent_read(uint32_t t, uint32_t key);
   void build_graph(Graph& g);
-  void find_cycles(const Graph& g);
+  void find_cycles(Graph& g);
+  // Two-transaction cycles, counted one by one: dependencies both ways, or a dependency against real time.
+  void report_short_cycles(const Graph& g, const Components& all, std::vector<uint8_t>& reported);
 
   uint32_t find_version(uint32_t key, uint64_t version) const;
   bool initially_absent(uint32_t key) const { return initial_version_[key] == 0; }
@@ -50,7 +52,8 @@ class Checker {
   TxnRef txn_ref(uint32_t node) const { return {txn_[node]->id, txn_[node]->type}; }
   // Counts a violation and keeps it as an example while under max_examples (then returns it, else nullptr).
   Violation* report(Anomaly kind, std::string message, std::vector<uint32_t> nodes);
-  void report_cycle(const std::vector<Hop>& hops);
+  // Reports the cycle (classified by its edges) and marks its nodes in `reported`.
+  void report_cycle(const std::vector<Hop>& hops, std::vector<uint8_t>& reported);
   CycleStep justify(uint32_t from, uint32_t to, EdgeKind kind) const;
   const txn::TxRecord* aborted_writer(uint32_t key, uint64_t version);
 

@@ -20,6 +20,20 @@ void Graph::finalize() {
   finalized_ = true;
 }
 
+void Graph::sort_rows() {
+  for (uint32_t v = 0; v < nodes_; ++v) {
+    std::sort(adj_.begin() + static_cast<ptrdiff_t>(off_[v]), adj_.begin() + static_cast<ptrdiff_t>(off_[v + 1]),
+              [](uint32_t a, uint32_t b) { return target(a) < target(b); });
+  }
+}
+
+std::span<const uint32_t> Graph::between(uint32_t from, uint32_t to) const {
+  auto row = out(from);
+  auto lo = std::lower_bound(row.begin(), row.end(), to, [](uint32_t e, uint32_t t) { return target(e) < t; });
+  auto hi = std::upper_bound(lo, row.end(), to, [](uint32_t t, uint32_t e) { return t < target(e); });
+  return {lo, hi};
+}
+
 bool Components::any_cycle() const {
   return std::any_of(size.begin(), size.end(), [](uint32_t s) { return s > 1; });
 }

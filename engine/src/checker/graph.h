@@ -28,6 +28,10 @@ class Graph {
   }
   // Builds the rows (counting sort by source) and frees the pending list.
   void finalize();
+  // Orders each row by target, so parallel edges are adjacent and an edge can be found by binary search.
+  void sort_rows();
+  // The edges from -> to (a sub-range of from's row), after sort_rows().
+  std::span<const uint32_t> between(uint32_t from, uint32_t to) const;
 
   std::span<const uint32_t> out(uint32_t v) const { return {adj_.data() + off_[v], adj_.data() + off_[v + 1]}; }
   static uint32_t target(uint32_t packed) { return packed & (kMaxNodes - 1); }

@@ -141,7 +141,8 @@ CycleStep Checker::justify(uint32_t from, uint32_t to, EdgeKind kind) const {
   return s;
 }
 
-void Checker::report_cycle(const std::vector<Hop>& hops) {
+void Checker::report_cycle(const std::vector<Hop>& hops, std::vector<uint8_t>& reported) {
+  for (const Hop& h : hops) reported[h.node] = 1;
   const auto n = static_cast<uint32_t>(txn_.size());
   const size_t len = hops.size();
   std::vector<CycleStep> steps;
