@@ -10,10 +10,12 @@
 //   rt  T1 -> T2 when T1.end + rt_slack_ns < T2.start (real time; encoded through a chain of auxiliary time nodes,
 //       one per transaction in end order, so there are O(n) edges, not O(n^2))
 // The history is strictly serializable iff the graph is acyclic (given the version orders). Cycles are found with an
-// iterative Tarjan SCC pass (no recursion, memory linear in transactions + operations); one shortest cycle is reported
-// per strongly connected component, classified by the weakest edge set that already closes a cycle: ww only (G0),
-// ww+wr (G1c), one rw (G-single: lost update, read skew, fractured read), several rw (G2: write skew), or only with rt
-// edges (serializable, but not strictly serializable).
+// iterative Tarjan SCC pass (no recursion, memory linear in transactions + operations). Inside the cyclic components,
+// every two-transaction cycle is reported on its own (dependencies both ways, or a dependency whose target ended
+// before its source began); then one shortest cycle per component that holds none of those, found with the weakest
+// edge set that closes it. Classes: ww only (G0), ww+wr (G1c), one rw (G-single: lost update, read skew, fractured
+// read), several rw (G2: write skew), or needing rt edges (serializable, but not strictly serializable). Counts of
+// longer cycles are lower bounds (a component can merge several); the verdict is exact.
 //
 // Initial state. A key's state before the history is:
 //   - the version written by a committed record of type options.load_type (the load phase), if any (the highest
