@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "rpc/task.h"
 #include "server/frontend.h"
@@ -25,6 +27,7 @@ ClientStats& client_stats();
 inline constexpr size_t kMaxPendingOutput = 1 << 20;  // stop running a client's commands until its replies drain
 inline constexpr int kMaxTxnAttempts = 32;            // conflict retries before an atomic command gives up
 inline constexpr rpc::MsgType kRespKeyCountMsg = 901;  // DBSIZE asks other shards' primaries for their key count
+inline constexpr size_t kMaxGetRun = 128;              // pipelined GETs issued together
 
 class Executor {
  public:
@@ -38,12 +41,17 @@ class Executor {
   void set_stopping() { stopping_ = true; }
   // Answers kRespKeyCountMsg from other nodes' DBSIZE.
   void register_handlers();
+  // Commands admitted since the last call (the front end adds them to the node's counter once per poll).
+  uint64_t take_command_count();
 
  private:
   rpc::Task<void> drive(Connection& c);
   // Checks a request like Redis does (unknown command, arity, authentication) and queues it inside MULTI. Returns
   // the command to run now, or nullptr when the request has been answered already.
   const CommandSpec* admit(Connection& c, Args args, ReplyWriter& w);
+  std::vector<std::string> gather_get_run(Connection& c, std::string_view first_key);
+  // True when the transaction layer serves reads of `key` from this node's table.
+  bool reads_locally(std::string_view key) const;
   // Commands that never wait.
   bool run_sync(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w);
   rpc::Task<void> run_async(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w);
@@ -77,6 +85,7 @@ class Executor {
   server::FrontendEnv& env_;
   std::function<void(Connection&)> resumed_;
   size_t running_ = 0;
+  uint64_t commands_ = 0;
   bool stopping_ = false;
 };
 
