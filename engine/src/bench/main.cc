@@ -1,6 +1,9 @@
-// rdx-bench: the native load generator. YCSB-style single-key workloads over the native client library:
-// N client threads x M outstanding operations, fixed duration, latency histograms (not sorted samples), JSON output,
-// and an optional read-back of every acknowledged write (no acknowledged write may be lost).
+// rdx-bench: the native load generator.
+//  --workload kv (default): YCSB-style single-key operations from this process over the native client library:
+//    N client threads x M outstanding operations, fixed duration, latency histograms (not sorted samples), JSON
+//    output, and an optional read-back of every acknowledged write (no acknowledged write may be lost).
+//  --workload smallbank|tatp|ogp|ycsb-a|... : transactions run inside the cluster's workers (bench/txn_mode.h),
+//    with history recording and the strict-serializability checker.
 #include <atomic>
 #include <cmath>
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/keygen.h"
+#include "bench/txn_mode.h"
 #include "client/client.h"
 #include "common/hash.h"
 #include "common/histogram.h"
@@ -357,8 +361,25 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   rdx::bench::Options o;
+  rdx::bench::TxnOptions t;
+  std::string workload = "kv";
   CLI::App app{"rdx-bench: load generator for rdx clusters"};
   app.add_option("--config", o.config, "topology file of the target cluster")->required();
+  app.add_option("--workload", workload,
+                 "kv (single-key YCSB from this process) or a transactional workload run inside the cluster: "
+                 "smallbank, tatp, ogp (o(G,P)), ycsb-a|b|c|f, with parameters as name:key=value,...");
+  app.add_option("--coroutines", t.coroutines, "transactional: concurrent transactions per worker")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--nodes", t.nodes, "transactional: coordinating nodes (default: every data node)")->delimiter(',');
+  app.add_option("--history", t.history_path, "transactional: record the history here and check it");
+  app.add_option("--load-keys-per-txn", t.load_keys_per_txn,
+                 "transactional: load in transactions of this many keys, recorded in the history (0: single-key)");
+  app.add_option("--local-backup-reads", t.local_backup_reads, "transactional: on|off|topology")
+      ->check(CLI::IsMember({"on", "off", "topology"}));
+  app.add_option("--ht-batching", t.ht_batching, "transactional: on|off|topology")
+      ->check(CLI::IsMember({"on", "off", "topology"}));
+  app.add_flag("--validation-off", t.validation_off,
+               "TEST ONLY: skip read validation (a planted anomaly the checker must report)");
   app.add_option("--threads", o.threads, "client threads")->check(CLI::Range(1, 256));
   app.add_option("--outstanding", o.outstanding, "operations in flight per thread")->check(CLI::Range(1, 4096));
   app.add_option("--duration", o.duration_s, "measured seconds")->check(CLI::Range(0.1, 86400.0));
@@ -377,5 +398,13 @@ int main(int argc, char** argv) {
   app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for the cluster");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_pattern("%H:%M:%S.%e %^%l%$ %v");
-  return rdx::bench::run(o);
+  if (workload == "kv") return rdx::bench::run(o);
+  t.config = o.config;
+  t.workload = workload;
+  t.duration_s = o.duration_s;
+  t.load = o.load;
+  t.json_path = o.json_path;
+  t.seed = o.seed;
+  t.connect_timeout_s = o.connect_timeout_s;
+  return rdx::bench::run_txn(t);
 }

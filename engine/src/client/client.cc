@@ -10,7 +10,8 @@ namespace rdx::client {
 
 using rpc::Task;
 
-Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const server::Topology& topo, uint16_t threads) {
+Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const server::Topology& topo, uint16_t threads,
+                                                                 std::chrono::milliseconds call_timeout) {
   transport::TransportConfig cfg;
   cfg.kind = topo.transport;
   std::random_device rd;
@@ -24,7 +25,7 @@ Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const server::T
   cfg.rdma_interface = topo.rdma_interface;
   auto t = transport::make_transport(cfg);
   if (!t) return t.status();
-  return std::unique_ptr<ClientTransport>(new ClientTransport(topo, std::move(t.value())));
+  return std::unique_ptr<ClientTransport>(new ClientTransport(topo, std::move(t.value()), call_timeout));
 }
 
 Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thread) {
@@ -38,6 +39,7 @@ Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thr
   rc.batching = topo.batching;
   rc.max_batch_bytes = topo.batch_max_bytes;
   rc.max_batch_messages = topo.batch_max_messages;
+  rc.call_timeout = ct.call_timeout();
   c->rpc_ = std::make_unique<rpc::Rpc>(*c->ep_, c->sched_, rc);
   c->rpc_->on_connection([raw = c.get()](const transport::Completion& cp) { raw->on_conn(cp); });
   c->peers_.resize(topo.nodes.size());
@@ -52,6 +54,12 @@ void Client::on_conn(const transport::Completion& c) {
   }
 }
 
+bool Client::connected_to(const std::vector<uint16_t>& nodes) const {
+  for (uint16_t n : nodes)
+    if (n >= peers_.size() || !peers_[n].up) return false;
+  return true;
+}
+
 bool Client::connected_to_primaries() const {
   const server::Topology& t = ct_.topology();
   for (const auto& s : t.shards)
@@ -59,16 +67,21 @@ bool Client::connected_to_primaries() const {
   return true;
 }
 
-Status Client::connect(std::chrono::milliseconds timeout) {
+Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint16_t>* wait_for) {
   const server::Topology& t = ct_.topology();
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto next_try = std::chrono::steady_clock::now();
-  while (!connected_to_primaries()) {
+  while (wait_for != nullptr ? !connected_to(*wait_for) : !connected_to_primaries()) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::string missing;
       for (const auto& s : t.shards)
         if (!peers_[s.members[0]].up) missing += " " + t.nodes[s.members[0]].name;
-      return error(Code::kUnavailable, "could not connect to primaries:{}", missing);
+      if (wait_for != nullptr) {
+        missing.clear();
+        for (uint16_t n : *wait_for)
+          if (!connected_to({n})) missing += " " + t.nodes[n].name;
+      }
+      return error(Code::kUnavailable, "could not connect to{}", missing);
     }
     if (std::chrono::steady_clock::now() >= next_try) {
       next_try = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);

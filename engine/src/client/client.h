@@ -19,15 +19,19 @@ using server::KvResult;
 class ClientTransport {
  public:
   // One transport for `threads` clients of this process (client node ids are random, >= kFirstClientNode).
-  static Result<std::unique_ptr<ClientTransport>> create(const server::Topology& topo, uint16_t threads);
+  // `call_timeout`: how long a request may wait for its response (long for benchmark control calls).
+  static Result<std::unique_ptr<ClientTransport>> create(const server::Topology& topo, uint16_t threads,
+                                                         std::chrono::milliseconds call_timeout = std::chrono::seconds(5));
   transport::Transport& transport() { return *t_; }
   const server::Topology& topology() const { return topo_; }
+  std::chrono::milliseconds call_timeout() const { return call_timeout_; }
 
  private:
-  ClientTransport(server::Topology topo, std::unique_ptr<transport::Transport> t)
-      : topo_(std::move(topo)), t_(std::move(t)) {}
+  ClientTransport(server::Topology topo, std::unique_ptr<transport::Transport> t, std::chrono::milliseconds timeout)
+      : topo_(std::move(topo)), t_(std::move(t)), call_timeout_(timeout) {}
   server::Topology topo_;
   std::unique_ptr<transport::Transport> t_;
+  std::chrono::milliseconds call_timeout_;
 };
 
 class Client {
@@ -36,7 +40,13 @@ class Client {
   static Result<std::unique_ptr<Client>> create(ClientTransport& ct, uint16_t thread);
 
   // Connects to worker (thread % workers) of every data node and waits until the primaries are reachable.
-  Status connect(std::chrono::milliseconds timeout);
+  // `wait_for` (if given): these nodes instead of the primaries.
+  Status connect(std::chrono::milliseconds timeout, const std::vector<uint16_t>* wait_for = nullptr);
+  // The connection to `node`, if it is up.
+  std::optional<transport::ConnId> connection(uint16_t node) const {
+    if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
+    return peers_[node].conn;
+  }
 
   rpc::Task<KvResult> get(std::string key);
   rpc::Task<KvResult> put(std::string key, std::string value);
@@ -48,6 +58,7 @@ class Client {
   rpc::Scheduler& sched() { return sched_; }
   rpc::Rpc& rpc() { return *rpc_; }
   bool connected_to_primaries() const;
+  bool connected_to(const std::vector<uint16_t>& nodes) const;
 
  private:
   Client(ClientTransport& ct, uint16_t thread) : ct_(ct), thread_(thread) {}

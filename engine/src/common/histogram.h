@@ -21,6 +21,16 @@ class Histogram {
     if (v > max_) max_ = v;
     if (count_ == 1 || v < min_) min_ = v;
   }
+  // Adds `n` samples to bucket `i` (rebuilding a histogram sent as bucket counts); they count as its upper bound.
+  void add_bucket(int i, uint64_t n) {
+    if (n == 0) return;
+    uint64_t v = upper_bound(i);
+    counts_[i] += n;
+    if (count_ == 0 || v < min_) min_ = v;
+    count_ += n;
+    sum_ += v * n;
+    if (v > max_) max_ = v;
+  }
   void merge(const Histogram& o) {
     for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
     count_ += o.count_;

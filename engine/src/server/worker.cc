@@ -83,6 +83,8 @@ Status Worker::init_in_thread() {
   register_client_api();
   recovery_ = std::make_unique<Recovery>(*this);
   recovery_->start(/*drive=*/index_ == 0);
+  bench_ = std::make_unique<BenchService>(*this, *txn_);
+  bench_->start();
   if (node_.frontend_factory() && node_.spec().redis_port != 0) {
     FrontendEnv env{*this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port,
                     node_.password(), [this] { return node_.info_text(); }};

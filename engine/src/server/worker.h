@@ -13,6 +13,7 @@
 #include "common/histogram.h"
 #include "common/net.h"
 #include "rpc/rpc.h"
+#include "server/bench_service.h"
 #include "server/frontend.h"
 #include "server/protocol.h"
 #include "server/recovery.h"
@@ -92,7 +93,8 @@ class Worker final : public WorkerContext {
   std::unique_ptr<txn::TxnServiceImpl> txn_;
   std::unique_ptr<Protocol> protocol_;
   std::unique_ptr<Frontend> frontend_;
-  std::unique_ptr<Recovery> recovery_;  // the Redis endpoint, when the node serves one
+  std::unique_ptr<Recovery> recovery_;
+  std::unique_ptr<BenchService> bench_;  // the Redis endpoint, when the node serves one
   std::vector<Peer> peers_;  // by node id
 
   WorkerSnapshot live_;  // owned by the worker thread

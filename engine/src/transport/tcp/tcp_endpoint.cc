@@ -241,8 +241,9 @@ void TcpEndpoint::fail(ConnId id, const char* why) {
   c.pending.clear();
   c.out.clear();
   c.out_sent = 0;
-  c.in.clear();
-  c.in.shrink_to_fit();
+  // Completions handed out by this poll() may still point into `in`: free it at the next poll, not now.
+  retired_buffers_.push_back(std::move(c.in));
+  c.in = {};
   c.in_begin = c.in_end = 0;
   ++stats_.conn_failures;
   Completion down;
@@ -323,6 +324,7 @@ void TcpEndpoint::read_socket(ConnId id) {
 }
 
 size_t TcpEndpoint::poll(std::span<Completion> out) {
+  retired_buffers_.clear();  // spans from the previous poll() are no longer valid
   size_t n = 0;
   while (n < out.size() && !deferred_.empty()) {
     out[n++] = deferred_.front();

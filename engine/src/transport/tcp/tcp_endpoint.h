@@ -95,6 +95,7 @@ class TcpEndpoint final : public Endpoint {
   MemoryBlock scratch_;
   std::vector<std::unique_ptr<Conn>> conns_;  // ConnIds are never reused
   std::deque<Completion> deferred_;           // completions without payload, delivered first
+  std::vector<std::vector<std::byte>> retired_buffers_;  // receive buffers of connections that failed this poll
   uint64_t next_op_id_ = 1;
   EndpointStats stats_;
 };

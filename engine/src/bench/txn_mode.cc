@@ -1,0 +1,335 @@
+#include "bench/txn_mode.h"
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "checker/checker.h"
+#include "checker/history_io.h"
+#include "client/client.h"
+#include "common/histogram.h"
+#include "rpc/codec.h"
+#include "server/bench_service.h"
+#include "workload/workload.h"
+
+namespace rdx::bench {
+namespace {
+
+using rpc::Task;
+using server::BenchService;
+using Clock = std::chrono::steady_clock;
+
+const char* kStatusNames[] = {"committed", "aborted", "unavailable", "rolled_back", "data_errors"};
+
+struct TypeResult {
+  uint64_t by_status[5] = {0, 0, 0, 0, 0};
+  Histogram latency;
+  std::string first_error;
+};
+
+struct RunResult {
+  int64_t ledger = 0;
+  uint64_t history = 0;
+  uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0, ht_batches = 0, ht_batched_reads = 0;
+  std::map<std::string, TypeResult> types;
+};
+
+int8_t tri(const std::string& v) { return v == "on" ? 1 : v == "off" ? 0 : -1; }
+
+bool decode_run(std::string_view payload, RunResult& r) {
+  rpc::Reader rd(payload);
+  r.ledger += rd.get<int64_t>();
+  r.history += rd.get<uint64_t>();
+  r.local_reads += rd.get<uint64_t>();
+  r.remote_reads += rd.get<uint64_t>();
+  r.local_backup_reads += rd.get<uint64_t>();
+  r.ht_batches += rd.get<uint64_t>();
+  r.ht_batched_reads += rd.get<uint64_t>();
+  auto ntypes = rd.get<uint32_t>();
+  for (uint32_t i = 0; i < ntypes && rd.ok(); ++i) {
+    TypeResult& t = r.types[std::string(rd.bytes(256))];
+    for (uint64_t& c : t.by_status) c += rd.get<uint64_t>();
+    std::string err(rd.bytes(512));
+    if (t.first_error.empty()) t.first_error = err;
+    auto nz = rd.get<uint32_t>();
+    for (uint32_t k = 0; k < nz && rd.ok(); ++k) {
+      auto b = rd.get<uint16_t>();
+      auto c = rd.get<uint64_t>();
+      if (b >= Histogram::kBuckets) return false;
+      t.latency.add_bucket(b, c);
+    }
+  }
+  return rd.done();
+}
+
+// Drives every coordinating (node, worker): one client thread per worker index, one connection per node.
+class Driver {
+ public:
+  Driver(const TxnOptions& o, const server::Topology& topo, client::ClientTransport& ct) : o_(o), topo_(topo), ct_(ct) {
+    for (const auto& n : topo.nodes) {
+      if (n.role != server::Role::kData) continue;
+      if (!o.nodes.empty() && std::find(o.nodes.begin(), o.nodes.end(), n.name) == o.nodes.end()) continue;
+      nodes_.push_back(n.id);
+    }
+  }
+  const std::vector<uint16_t>& nodes() const { return nodes_; }
+
+  // Runs `per_target(client, node, worker)` for every coordinating (node, worker) concurrently; false on failure.
+  template <typename F>
+  bool each(F per_target) {
+    std::atomic<bool> ok{true};
+    std::vector<std::thread> threads;
+    for (uint16_t w = 0; w < topo_.workers; ++w) {
+      threads.emplace_back([&, w] {
+        auto c = client::Client::create(ct_, w);
+        if (!c) {
+          spdlog::error("client {}: {}", w, c.status().to_string());
+          ok = false;
+          return;
+        }
+        auto st = c.value()->connect(std::chrono::milliseconds(static_cast<int64_t>(o_.connect_timeout_s * 1000)),
+                                     &nodes_);
+        if (!st.is_ok()) {
+          spdlog::error("client {}: {}", w, st.to_string());
+          ok = false;
+          return;
+        }
+        int active = static_cast<int>(nodes_.size());
+        for (uint16_t n : nodes_)
+          rpc::spawn([](client::Client& cl, F& fn, uint16_t node, uint16_t worker, int& act,
+                        std::atomic<bool>& good) -> Task<void> {
+            bool r = co_await fn(cl, node, worker);
+            if (!r) good = false;
+            --act;
+          }(*c.value(), per_target, n, w, active, ok));
+        while (active > 0) c.value()->run_once();
+      });
+    }
+    for (auto& t : threads) t.join();
+    return ok;
+  }
+
+ private:
+  const TxnOptions& o_;
+  const server::Topology& topo_;
+  client::ClientTransport& ct_;
+  std::vector<uint16_t> nodes_;
+};
+
+Task<rpc::Response> call(client::Client& c, uint16_t node, rpc::MsgType type, std::string payload) {
+  auto conn = c.connection(node);
+  if (!conn) co_return rpc::Response{Code::kUnavailable, "not connected"};
+  co_return co_await c.rpc().call(*conn, type, rpc::as_bytes_of(payload));
+}
+
+nlohmann::json latency_us(const Histogram& h) {
+  return {{"p50_us", h.quantile(0.5) / 1e3}, {"p99_us", h.quantile(0.99) / 1e3},
+          {"p999_us", h.quantile(0.999) / 1e3}, {"count", h.count()}};
+}
+
+}  // namespace
+
+int run_txn(const TxnOptions& o) {
+  auto wl = workload::make_workload(o.workload);
+  if (!wl) {
+    spdlog::error("rdx-bench: {}\n{}", wl.status().message(), workload::workload_help());
+    return 2;
+  }
+  const workload::Workload& w = *wl.value();
+  auto topo = server::load_topology(o.config);
+  if (!topo) {
+    spdlog::error("rdx-bench: {}", topo.status().message());
+    return 2;
+  }
+  auto ct = client::ClientTransport::create(topo.value(), static_cast<uint16_t>(topo->workers),
+                                            std::chrono::seconds(static_cast<int64_t>(o.duration_s) + 120));
+  if (!ct) {
+    spdlog::error("rdx-bench: {}", ct.status().to_string());
+    return 2;
+  }
+  Driver d(o, topo.value(), *ct.value());
+  if (d.nodes().empty()) {
+    spdlog::error("rdx-bench: no coordinating data node matches --nodes");
+    return 2;
+  }
+  const size_t targets = d.nodes().size() * topo->workers;
+  std::mutex mu;
+  nlohmann::json out;
+  out["workload"] = {{"spec", o.workload}, {"name", w.name()}};
+  for (const auto& [k, v] : w.params()) out["workload"]["params"][k] = v;
+  out["config"] = {{"txn_protocol", topo->txn_protocol}, {"nodes", d.nodes().size()}, {"workers", topo->workers},
+                   {"coroutines_per_worker", o.coroutines}, {"duration_s", o.duration_s},
+                   {"local_backup_reads", o.local_backup_reads}, {"ht_batching", o.ht_batching},
+                   {"nw_batching", topo->batching}, {"transport", topo->transport}};
+
+  if (o.load) {
+    auto t0 = Clock::now();
+    const uint64_t units = w.load_units();
+    std::atomic<uint64_t> records{0};
+    bool ok = d.each([&](client::Client& c, uint16_t node, uint16_t worker) -> Task<bool> {
+      size_t idx = (std::find(d.nodes().begin(), d.nodes().end(), node) - d.nodes().begin()) * topo->workers + worker;
+      uint64_t begin = units * idx / targets, end = units * (idx + 1) / targets;
+      rpc::Writer wr;
+      wr.bytes(o.workload).put(begin).put(end).put(static_cast<uint32_t>(o.load_keys_per_txn));
+      rpc::Response r = co_await call(c, node, BenchService::kBenchLoad, wr.data());
+      if (r.status != Code::kOk) {
+        spdlog::error("load on node {} worker {}: {} {}", node, worker, code_name(r.status), r.payload);
+        co_return false;
+      }
+      rpc::Reader rd(r.payload);
+      records += rd.get<uint64_t>();
+      co_return true;
+    });
+    if (!ok) return 1;
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    fmt::print("loaded {} units ({} records) in {:.1f} s\n", units, records.load(), secs);
+    out["load"] = {{"units", units}, {"records", records.load()}, {"seconds", secs}};
+  }
+
+  RunResult total;
+  auto t0 = Clock::now();
+  bool ok = d.each([&](client::Client& c, uint16_t node, uint16_t worker) -> Task<bool> {
+    rpc::Writer wr;
+    wr.bytes(o.workload).put(static_cast<uint32_t>(o.duration_s * 1000)).put(static_cast<uint32_t>(o.coroutines));
+    wr.put(static_cast<uint64_t>(o.seed)).put(static_cast<uint8_t>(!o.history_path.empty()));
+    wr.put(tri(o.local_backup_reads)).put(tri(o.ht_batching)).put(static_cast<int8_t>(o.validation_off ? 1 : 0));
+    rpc::Response r = co_await call(c, node, BenchService::kBenchRun, wr.data());
+    if (r.status != Code::kOk) {
+      spdlog::error("run on node {} worker {}: {} {}", node, worker, code_name(r.status), r.payload);
+      co_return false;
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    if (!decode_run(r.payload, total)) {
+      spdlog::error("run on node {} worker {}: malformed result", node, worker);
+      co_return false;
+    }
+    co_return true;
+  });
+  if (!ok) return 1;
+  const double secs = std::max(o.duration_s, std::chrono::duration<double>(Clock::now() - t0).count() - 0.0);
+
+  int rc = 0;
+  uint64_t committed = 0, aborted = 0, all = 0, data_errors = 0;
+  Histogram overall;
+  fmt::print("rdx-bench {} on {} ({}): {} nodes x {} workers x {} coroutines, {:.1f} s\n", w.name(),
+             topo->txn_protocol, topo->transport, d.nodes().size(), topo->workers, o.coroutines, o.duration_s);
+  for (auto& [type, t] : total.types) {
+    uint64_t attempts = 0;
+    for (uint64_t c : t.by_status) attempts += c;
+    committed += t.by_status[0];
+    aborted += t.by_status[1];
+    data_errors += t.by_status[4];
+    all += attempts;
+    overall.merge(t.latency);
+    double abort_rate = attempts ? static_cast<double>(t.by_status[1]) / static_cast<double>(attempts) : 0;
+    fmt::print("  {:<22} {:>9} committed {:>7.0f} tx/s  abort {:5.1f}%  p50 {:7.1f} us  p99 {:8.1f} us\n", type,
+               t.by_status[0], static_cast<double>(t.by_status[0]) / o.duration_s, 100 * abort_rate,
+               t.latency.quantile(0.5) / 1e3, t.latency.quantile(0.99) / 1e3);
+    nlohmann::json j = latency_us(t.latency);
+    for (int s = 0; s < 5; ++s) j[kStatusNames[s]] = t.by_status[s];
+    j["abort_rate"] = abort_rate;
+    if (!t.first_error.empty()) j["first_error"] = t.first_error;
+    out["types"][type] = j;
+    if (!t.first_error.empty()) spdlog::error("{}: data error: {}", type, t.first_error);
+  }
+  double tput = static_cast<double>(committed) / o.duration_s;
+  double abort_rate = all ? static_cast<double>(aborted) / static_cast<double>(committed + aborted) : 0;
+  fmt::print("  total: {:.0f} committed tx/s, abort rate {:.1f}%, p50 {:.1f} us, p99 {:.1f} us\n", tput,
+             100 * abort_rate, overall.quantile(0.5) / 1e3, overall.quantile(0.99) / 1e3);
+  fmt::print("  reads: {} local ({} from a local backup), {} remote; hashtable batches {} (avg {:.1f} reads)\n",
+             total.local_reads, total.local_backup_reads, total.remote_reads, total.ht_batches,
+             total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);
+  out["committed_tx_s"] = tput;
+  out["abort_rate"] = abort_rate;
+  out["latency"] = latency_us(overall);
+  out["reads"] = {{"local", total.local_reads}, {"local_backup", total.local_backup_reads},
+                  {"remote", total.remote_reads}, {"ht_batches", total.ht_batches},
+                  {"ht_batched_reads", total.ht_batched_reads}};
+  out["data_errors"] = data_errors;
+  if (data_errors > 0) rc = 1;
+  (void)secs;
+
+  if (!o.history_path.empty()) {
+    std::vector<txn::TxRecord> history;
+    bool got = d.each([&](client::Client& c, uint16_t node, uint16_t) -> Task<bool> {
+      uint64_t from = 0;
+      for (;;) {
+        rpc::Writer wr;
+        wr.put(from);
+        rpc::Response r = co_await call(c, node, BenchService::kBenchHistory, wr.data());
+        if (r.status != Code::kOk) co_return false;
+        rpc::Reader rd(r.payload);
+        auto total_n = rd.get<uint64_t>();
+        auto count = rd.get<uint32_t>();
+        std::string lines(rd.bytes());
+        if (!rd.done()) co_return false;
+        std::istringstream in("{\"rdx_history\":1}\n" + lines);  // pages carry records only
+        auto recs = checker::read_history(in, fmt::format("node {} history", node));
+        if (!recs) {
+          spdlog::error("{}", recs.status().message());
+          co_return false;
+        }
+        {
+          std::lock_guard<std::mutex> lk(mu);
+          for (auto& rec : recs.value()) history.push_back(std::move(rec));
+        }
+        from += count;
+        if (from >= total_n || count == 0) break;
+      }
+      co_return true;
+    });
+    if (!got) return 1;
+    if (auto st = checker::write_history_file(o.history_path, history); !st.is_ok()) {
+      spdlog::error("{}", st.to_string());
+      return 2;
+    }
+    checker::CheckOptions copts;
+    auto report = checker::check_history(history, copts);
+    if (!report) {
+      spdlog::error("checker: {}", report.status().message());
+      return 1;
+    }
+    fmt::print("{}", checker::format_report(report.value()));
+    out["checker"] = {{"ok", report->ok()}, {"violations", report->total()}, {"transactions", history.size()},
+                      {"committed", report->stats.committed}, {"history", o.history_path}};
+    if (!report->ok()) rc = 4;
+  }
+
+  // The invariant check runs on one worker once every run has ended.
+  bool invariant_done = false;
+  d.each([&](client::Client& c, uint16_t node, uint16_t worker) -> Task<bool> {
+    if (node != d.nodes().front() || worker != 0) co_return true;
+    rpc::Writer wr;
+    wr.bytes(o.workload).put(total.ledger);
+    rpc::Response r = co_await call(c, node, BenchService::kBenchCheck, wr.data());
+    if (r.status != Code::kOk) {
+      spdlog::error("invariant check: {} {}", code_name(r.status), r.payload);
+      co_return false;
+    }
+    rpc::Reader rd(r.payload);
+    bool checked = rd.get<uint8_t>() != 0, good = rd.get<uint8_t>() != 0;
+    std::string summary(rd.bytes());
+    auto n = rd.get<uint32_t>();
+    std::vector<std::string> problems;
+    for (uint32_t i = 0; i < n && rd.ok(); ++i) problems.emplace_back(rd.bytes());
+    invariant_done = true;
+    if (!checked) co_return true;
+    fmt::print("invariant: {} ({})\n", good ? "holds" : "VIOLATED", summary);
+    for (const auto& p : problems) fmt::print("  {}\n", p);
+    out["invariant"] = {{"ok", good}, {"summary", summary}, {"problems", problems}};
+    if (!good) rc = 5;
+    co_return true;
+  });
+  if (!invariant_done) rc = rc ? rc : 1;
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+  return rc;
+}
+
+}  // namespace rdx::bench
