@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -83,9 +82,12 @@ class Reader {
   std::string path_;
 };
 
-const std::regex& dns_label() {
-  static const std::regex re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
-  return re;
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters (a DNS label, as Kubernetes names are).
+bool is_dns_label(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
 }
 
 Status parse_transport(const Reader& r, Topology& t) {
@@ -195,7 +197,7 @@ Result<Topology> parse_topology(std::string_view text) {
                               "shards", "nodes"}));
   Topology t;
   RDX_RETURN_IF_ERROR(r.str("cluster", &t.cluster, true));
-  if (t.cluster.size() > 63 || !std::regex_match(t.cluster, dns_label()))
+  if (!is_dns_label(t.cluster))
     return error(Code::kInvalidArgument, "topology.cluster: '{}' must be a DNS label ([a-z0-9-], <= 63)", t.cluster);
   RDX_RETURN_IF_ERROR(r.integer("epoch", &t.epoch, 1, UINT32_MAX, true));
   RDX_RETURN_IF_ERROR(parse_transport(r.child("transport"), t));
