@@ -113,7 +113,8 @@ Task<void> incr_by(std::string_view key, int64_t delta, KeyOps& ops, ReplyWriter
       (delta > 0 && current > std::numeric_limits<int64_t>::max() - delta))
     co_return w.error(kErrOverflow);
   int64_t next = current + delta;
-  if (co_await ops.put(key, std::to_string(next)) != Code::kOk) co_return w.error(ops.error_line());
+  Code put_status = co_await ops.put(key, std::to_string(next));
+  if (put_status != Code::kOk) co_return w.error(ops.error_line());
   w.integer(next);
 }
 
@@ -141,16 +142,21 @@ Task<void> read_modify_write(Cmd id, Args args, KeyOps& ops, ReplyWriter& w) {
       if (old.size() + args[2].size() > store::kMaxValueBytes) co_return w.error(kErrTooBig);
       old.append(args[2]);
       size_t len = old.size();
-      if (co_await ops.put(args[1], std::move(old)) != Code::kOk) co_return w.error(ops.error_line());
+      Code put_status = co_await ops.put(args[1], std::move(old));
+      if (put_status != Code::kOk) co_return w.error(ops.error_line());
       co_return w.integer(static_cast<int64_t>(len));
     }
-    case Cmd::kSetNx:
+    case Cmd::kSetNx: {
       if (exists) co_return w.integer(0);
-      if (co_await ops.put(args[1], std::string(args[2])) != Code::kOk) co_return w.error(ops.error_line());
+      Code put_status = co_await ops.put(args[1], std::string(args[2]));
+      if (put_status != Code::kOk) co_return w.error(ops.error_line());
       co_return w.integer(1);
-    case Cmd::kGetSet:
-      if (co_await ops.put(args[1], std::string(args[2])) != Code::kOk) co_return w.error(ops.error_line());
+    }
+    case Cmd::kGetSet: {
+      Code put_status = co_await ops.put(args[1], std::string(args[2]));
+      if (put_status != Code::kOk) co_return w.error(ops.error_line());
       break;
+    }
     case Cmd::kGetDel:
       if (exists) {  // (no co_await inside && or ?: : GCC 12 miscompiles it)
         Code removed = co_await ops.remove(args[1]);
@@ -169,8 +175,10 @@ Task<void> read_modify_write(Cmd id, Args args, KeyOps& ops, ReplyWriter& w) {
 Task<void> multi_key_command(Cmd id, Args args, KeyOps& ops, ReplyWriter& w) {
   if (id == Cmd::kMSet) {
     if (args.size() % 2 == 0) co_return w.error("ERR wrong number of arguments for 'mset' command");
-    for (size_t i = 1; i + 1 < args.size(); i += 2)
-      if (co_await ops.put(args[i], std::string(args[i + 1])) != Code::kOk) co_return w.error(ops.error_line());
+    for (size_t i = 1; i + 1 < args.size(); i += 2) {
+      Code put_status = co_await ops.put(args[i], std::string(args[i + 1]));
+      if (put_status != Code::kOk) co_return w.error(ops.error_line());
+    }
     co_return w.ok();
   }
   if (id == Cmd::kMGet) {

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Ratios of issue 3, measured in one run on this machine (absolute numbers on a shared 2-core box mean little):
+
+  (a) Dandelion's locality switches on SmallBank and TATP, 3 nodes, dnl4, added one by one as in the paper:
+      no-opts -> +nw-batch -> +ht-batch -> +local-reads
+  (b) dnl4 vs dnl2 vs dnl1 on O(4,2)
+
+Each configuration runs --duration seconds; clusters are started with engine/tools/rdx-local (tcp transport).
+Usage: tools/ratios.py [--duration 5] [--bin build/release/bin] [--json out.json]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sh(cmd, timeout=600):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+class Cluster:
+    def __init__(self, args, *extra):
+        self.dir = tempfile.mkdtemp(prefix="rdx-ratios-")
+        self.args = args
+        sh([sys.executable, os.path.join(HERE, "rdx-local"), "up", "--dir", self.dir, "--nodes", "3",
+            "--bin", args.bin, "--memory-mb", "256", *extra])
+        self.topology = os.path.join(self.dir, "topology.json")
+
+    def bench(self, workload, *extra, load=False):
+        out = os.path.join(self.dir, "r.json")
+        sh([os.path.join(self.args.bin, "rdx-bench"), "--config", self.topology, "--workload", workload,
+            "--duration", str(self.args.duration), "--coroutines", str(self.args.coroutines), "--json", out,
+            *(["--load"] if load else []), *extra], timeout=self.args.duration * 10 + 300)
+        with open(out) as f:
+            return json.load(f)
+
+    def down(self):
+        sh([sys.executable, os.path.join(HERE, "rdx-local"), "down", "--dir", self.dir])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=5)
+    ap.add_argument("--coroutines", type=int, default=8)
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "build", "release", "bin"))
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    workloads = {"smallbank": "smallbank:accounts=100000", "tatp": "tatp:subscribers=20000"}
+    results = {"locality": {}, "protocols": {}}
+
+    # (a) network batching needs its own cluster (it is a topology setting); the other two switch per run.
+    tput = {w: {} for w in workloads}
+    for nw in (False, True):
+        c = Cluster(args, *([] if nw else ["--no-batching"]))
+        try:
+            for w, spec in workloads.items():
+                c.bench(spec, "--duration", "1", load=True)  # load once per cluster, then warm up
+                configs = [("off", "off")] if not nw else [("off", "off"), ("on", "off"), ("on", "on")]
+                for ht, lr in configs:
+                    r = c.bench(spec, "--ht-batching", ht, "--local-backup-reads", lr)
+                    name = ("nw" if nw else "none") + ("+ht" if ht == "on" else "") + ("+lr" if lr == "on" else "")
+                    tput[w][name] = r["committed_tx_s"]
+                    print(f"{w:9} {name:10} {r['committed_tx_s']:9.0f} tx/s  abort {100 * r['abort_rate']:4.1f}%  "
+                          f"p50 {r['latency']['p50_us']:7.1f} us", flush=True)
+        finally:
+            c.down()
+    for w, t in tput.items():
+        results["locality"][w] = {
+            "tx_s": t,
+            "nw_batch": t["nw"] / t["none"],
+            "ht_batch": t["nw+ht"] / t["nw"],
+            "local_reads": t["nw+ht+lr"] / t["nw+ht"],
+            "all_vs_none": t["nw+ht+lr"] / t["none"],
+        }
+
+    # (b) the three commit protocols on O(4,2)
+    for proto in ("dnl4", "dnl2", "dnl1"):
+        c = Cluster(args, "--txn-protocol", proto)
+        try:
+            r = c.bench("ogp:g=4,p=2,keys=100000", load=True)
+            results["protocols"][proto] = {"tx_s": r["committed_tx_s"], "abort_rate": r["abort_rate"],
+                                           "p50_us": r["latency"]["p50_us"], "p99_us": r["latency"]["p99_us"]}
+            print(f"O(4,2) {proto}: {r['committed_tx_s']:.0f} tx/s, p50 {r['latency']['p50_us']:.1f} us, "
+                  f"p99 {r['latency']['p99_us']:.1f} us, abort {100 * r['abort_rate']:.1f}%", flush=True)
+        finally:
+            c.down()
+    base = results["protocols"]["dnl4"]["tx_s"]
+    for proto, r in results["protocols"].items():
+        r["vs_dnl4"] = r["tx_s"] / base
+
+    print("\n(a) locality switches, throughput ratios (Dandelion: nw-batch 3-4x, ht-batch +20-25%, local reads +7%)")
+    for w, r in results["locality"].items():
+        print(f"  {w:9} nw-batch {r['nw_batch']:.2f}x  ht-batch {r['ht_batch']:.2f}x  local-reads "
+              f"{r['local_reads']:.2f}x  (all vs none {r['all_vs_none']:.2f}x)")
+    print("(b) O(4,2): " + ", ".join(f"{p} {r['vs_dnl4']:.2f}x" for p, r in results["protocols"].items())
+          + " (relative to dnl4)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
