@@ -47,7 +47,8 @@ preflight() {
   fi
   [[ $ip =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "node IP '$ip' is not an IPv4 address (RDX_NODE_IP)"
   case $ip in 127.*) die "node IP $ip is a loopback address: the kubernetes Service cannot point there (RDX_NODE_IP)" ;; esac
-  ip -4 -o addr show | grep -q " inet $ip/" || die "node IP $ip is not an address of this host (RDX_NODE_IP)"
+  # grep reads a captured copy: with pipefail, `ip | grep -q` fails when grep exits before ip finished writing.
+  grep -q " inet $ip/" <<<"$(ip -4 -o addr show)" || die "node IP $ip is not an address of this host (RDX_NODE_IP)"
   local cmd
   for cmd in curl ip ss openssl flock setsid timeout; do command -v "$cmd" >/dev/null || die "$cmd is required"; done
 }

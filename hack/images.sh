@@ -5,8 +5,11 @@
 # imported into the local cluster's containerd when it runs (hack/cluster.sh up imports them otherwise).
 #
 #   hack/images.sh [base|engine|operator|all]      (default: all)
+#   hack/images.sh e2e-client                       the e2e suite's Redis client (e2e/cmd/rdx-e2e-client) in a
+#                                                   scratch image; prints its reference on stdout
 #
-# Engine image: needs engine/build/release/bin/{rdxd,rdx-bench} (`make engine`); skipped with a message if absent.
+# Engine image: needs <release build>/bin/{rdxd,rdx-bench} (`make engine`; the build directory is
+# $RDX_ENGINE_RELEASE_DIR, default engine/build/release); skipped with a message if absent.
 # Operator image: built from operator/cmd/manager with `go build`; skipped with a message if that does not exist.
 source "$(dirname "$0")/lib.sh"
 source "$RDX_ROOT/hack/cluster/common.sh"
@@ -20,7 +23,8 @@ BASE_REVISION=1                                         # bump to rebuild the ba
 BASE_IMAGE=localhost/rdx/debian-base:$BASE_SUITE-$BASE_REVISION
 BASE_ROOTFS_TAR=$RDX_CACHE/base/debian-$BASE_SUITE-minbase-$BASE_REVISION.tar
 DEBIAN_MIRROR=${RDX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-ENGINE_BIN_DIR=$RDX_ROOT/engine/build/release/bin
+ENGINE_RELEASE_DIR=${RDX_ENGINE_RELEASE_DIR:-$RDX_ROOT/engine/build/release}
+ENGINE_BIN_DIR=$ENGINE_RELEASE_DIR/bin
 
 image_exists() { podman_local image exists "$1"; }
 
@@ -101,7 +105,7 @@ build_engine() {
     return 0
   fi
   build_base
-  build_image "$ENGINE_IMAGE" "$RDX_ROOT/images/engine/Containerfile" "$RDX_ROOT/engine/build/release"
+  build_image "$ENGINE_IMAGE" "$RDX_ROOT/images/engine/Containerfile" "$ENGINE_RELEASE_DIR"
   check_image_runs "$ENGINE_IMAGE" /bin/sh \
     '! ldd /usr/local/bin/rdxd /usr/local/bin/rdx-bench | grep "not found" && test -e /usr/lib/x86_64-linux-gnu/libibverbs.so.1'
   deliver "$ENGINE_IMAGE"
@@ -127,6 +131,26 @@ build_operator() {
   deliver "$OPERATOR_IMAGE"
 }
 
+# build_e2e_client: a static rdx-e2e-client in a scratch image tagged by the hash of its module's sources, so
+# an unchanged client is neither rebuilt nor re-imported. Prints the image reference on stdout.
+build_e2e_client() {
+  require_go
+  local hash ref bin
+  hash=$(cd "$RDX_ROOT/e2e" && cat go.mod go.sum $(find cmd/rdx-e2e-client -name '*.go' | sort) | sha256sum | cut -c1-12)
+  ref=localhost/rdx/e2e-client:$hash
+  if [ ! -f "$(image_archive "$ref")" ]; then
+    bin=$RDX_CACHE/e2e-client/$hash/rdx-e2e-client
+    mkdir -p "$(dirname "$bin")"
+    log "go build e2e/cmd/rdx-e2e-client"
+    (cd "$RDX_ROOT/e2e" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin" ./cmd/rdx-e2e-client) \
+      || die "building rdx-e2e-client failed"
+    log "building image $ref"
+    build_scratch_image "$ref" "$bin" /rdx-e2e-client 65532:65532
+  fi
+  deliver "$ref"
+  echo "$ref"
+}
+
 [ "$(id -u)" = 0 ] || die "hack/images.sh needs root (debootstrap, podman storage)"
 apt_install podman buildah runc containerd
 t0=$SECONDS
@@ -135,6 +159,7 @@ case "${1:-all}" in
   engine) build_engine ;;
   operator) build_operator ;;
   all) build_engine; build_operator ;;
-  *) sed -n '2,10s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+  e2e-client) build_e2e_client ;;
+  *) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac
 log "images done in $((SECONDS - t0)) s (cache: $IMAGE_CACHE)"

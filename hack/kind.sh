@@ -49,7 +49,7 @@ ensure_kind() {
     || die "go install sigs.k8s.io/kind@$KIND_VERSION failed"
 }
 
-cluster_exists() { "$KIND_BIN" get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME"; }
+cluster_exists() { grep -qx "$KIND_CLUSTER_NAME" <<<"$("$KIND_BIN" get clusters 2>/dev/null)"; }
 
 load_images() {
   local tar loaded=0

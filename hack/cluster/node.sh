@@ -132,7 +132,7 @@ EOF
 check_ports_free() {
   local port
   for port in "$@"; do
-    if ss -Hltn "sport = :$port" | grep -q .; then
+    if [ -n "$(ss -Hltn "sport = :$port")" ]; then
       die "port $port is in use by another process ($(ss -Hltnp "sport = :$port" | grep -o 'users:.*' | head -1)); stop it or choose other ports (RDX_ETCD_PORT, RDX_APISERVER_PORT)"
     fi
   done

@@ -29,12 +29,12 @@ in_pod() { local pod=$1; shift; kubectl_local -n rdx-smoke exec "$pod" -- "$@"; 
 pod_ip() { kubectl_local -n rdx-smoke get pod "$1" -o jsonpath='{.status.podIP}'; }
 
 # resolves_to <from pod> <name> <ip>: the name resolves to exactly that IP inside the pod.
-resolves_to() { in_pod "$1" nslookup "$2" 2>/dev/null | awk '/^Address/ && !/#53/ { print $NF }' | grep -qx "$3"; }
+resolves_to() { grep -qx "$3" <<<"$(in_pod "$1" nslookup "$2" 2>/dev/null | awk '/^Address/ && !/#53/ { print $NF }')"; }
 
 # apiserver_answers_pod: plain HTTP to the TLS port gets Go's "HTTP request to an HTTPS server" answer, which
 # proves the connection reached kube-apiserver itself (busybox has no TLS client).
 apiserver_answers_pod() {
-  in_pod client sh -c "$(http_get kubernetes.default.svc.cluster.local 443 | sed 's/tail -n 1/cat/')" | grep -q 'HTTP request to an HTTPS server'
+  grep -q 'HTTP request to an HTTPS server' <<<"$(in_pod client sh -c "$(http_get kubernetes.default.svc.cluster.local 443 | sed 's/tail -n 1/cat/')")"
 }
 
 # both_web_replicas_answer: 40 requests through the Service must reach both replicas.

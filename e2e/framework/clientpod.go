@@ -1,0 +1,98 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// ClientResult is the JSON line rdx-e2e-client prints last.
+type ClientResult struct {
+	Op      string   `json:"op"`
+	OK      bool     `json:"ok"`
+	Keys    int      `json:"keys"`
+	Seconds float64  `json:"seconds"`
+	Checks  []string `json:"checks"`
+	Error   string   `json:"error"`
+}
+
+// RunClient runs rdx-e2e-client with args in a pod of namespace ns (so traffic takes the in-cluster path through
+// the Service), waits for it to finish and returns its result; the test fails when the client does.
+func (e *Env) RunClient(t *testing.T, ns, name string, timeout time.Duration, args ...string) ClientResult {
+	t.Helper()
+	ctx := Ctx(t)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": "rdx-e2e-client"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			AutomountServiceAccountToken:  ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To(int64(1)),
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "client", Image: e.ClientImage, ImagePullPolicy: corev1.PullPolicy(e.PullPolicy),
+				Args: append(args, "--timeout", (timeout - 10*time.Second).String()),
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+				},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+	if _, err := e.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create client pod %s: %v", name, err)
+	}
+	e.Logf(t, "client pod %s: rdx-e2e-client %s", name, strings.Join(args, " "))
+	var phase corev1.PodPhase
+	e.Eventually(t, "client pod "+name+" to finish", timeout, func(ctx context.Context) error {
+		p, err := e.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		phase = p.Status.Phase
+		if phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+			return nil
+		}
+		return fmt.Errorf("phase %s%s", phase, waitingReason(p))
+	})
+	logs, err := e.Kube.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of client pod %s: %v", name, err)
+	}
+	var res ClientResult
+	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &res); jerr != nil || phase != corev1.PodSucceeded || !res.OK {
+		t.Fatalf("client pod %s %s: %s\n%s", name, phase, res.Error, logs)
+	}
+	if err := e.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("delete client pod %s: %v", name, err)
+	}
+	return res
+}
+
+// waitingReason names why a pod's containers are not running yet, e.g. ErrImageNeverPull.
+func waitingReason(p *corev1.Pod) string {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil && w.Reason != "" {
+			return fmt.Sprintf(", container %s waiting: %s %s", s.Name, w.Reason, w.Message)
+		}
+	}
+	return ""
+}

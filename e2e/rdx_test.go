@@ -1,0 +1,529 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+// Package e2e is the rdx end-to-end suite: against the cluster in KUBECONFIG it installs the operator chart, runs
+// the sample TxCluster, talks Redis to it from inside the cluster, breaks and changes it, and removes it all again.
+// hack/e2e.sh builds what it needs and runs it; e2e/README.md lists the settings.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rdx-dev/rdx/e2e/framework"
+)
+
+const (
+	release       = "rdx-operator"
+	leaseName     = "rdx-operator.rdx.dev"
+	readyTimeout  = 5 * time.Minute
+	clientTimeout = 3 * time.Minute
+	// memoryNeed is the topology's memory_mb (256) plus rdxd's ~64 MiB (engine/docs/topology.md).
+	memoryNeed = 320 << 20
+)
+
+var rdxCRDs = []string{"txclusters.rdx.dev", "replicasets.rdx.dev", "benchmarks.rdx.dev"}
+
+func TestRDX(t *testing.T) {
+	env := framework.Load(t)
+	run := framework.RunID()
+	opNS, ns := "rdx-e2e-system-"+run, "rdx-e2e-"+run
+	var c *cluster
+	t.Cleanup(func() {
+		if t.Failed() {
+			env.Dump(t, ns, opNS)
+		}
+		if env.Keep {
+			t.Logf("RDX_E2E_KEEP=1: leaving namespaces %s and %s and the release %s", ns, opNS, release)
+			return
+		}
+		cleanup(t, env, c, opNS, ns)
+	})
+
+	env.Step(t, "cluster reachable; snapshot of cluster-scoped objects before the install")
+	ctx := framework.Ctx(t)
+	version, err := env.Discovery.ServerVersion()
+	if err != nil {
+		t.Fatalf("API server at %s: %v", env.Config.Host, err)
+	}
+	nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
+	}
+	env.Logf(t, "Kubernetes %s at %s, %d node(s); run id %s", version.GitVersion, env.Config.Host, len(nodes.Items), run)
+	before, err := env.ClusterScoped(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Logf(t, "%d cluster-scoped objects", len(before))
+	for _, name := range []string{opNS, ns} {
+		if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create namespace %s: %v", name, err)
+		}
+	}
+
+	installOperator(t, env, opNS)
+	c = applySample(t, env, ns)
+
+	env.Step(t, "write %d keys through the endpoint Service %s from a pod, read them back", env.Keys, c.redisAddr)
+	keys := fmt.Sprint(env.Keys)
+	res := env.RunClient(t, ns, "client-write", clientTimeout, "write", "--addr", c.redisAddr, "--run", run, "--count", keys)
+	env.Logf(t, "wrote %d keys in %.2fs", res.Keys, res.Seconds)
+	verifyKeys(t, env, c, "client-verify", run, keys)
+
+	env.Step(t, "MULTI/EXEC, WATCH with and without a conflicting write, DISCARD through %s", c.redisAddr)
+	res = env.RunClient(t, ns, "client-txn", clientTimeout, "txn", "--addr", c.redisAddr, "--run", run)
+	for _, check := range res.Checks {
+		env.Logf(t, "ok: %s", check)
+	}
+
+	deletePod(t, env, c, c.name+"-s0-2", "a backup replica")
+	verifyKeys(t, env, c, "client-verify-after-backup", run, keys)
+	deletePod(t, env, c, c.name+"-s0-0", "the shard primary (ordinal 0)")
+	verifyKeys(t, env, c, "client-verify-after-primary", run, keys)
+	env.Logf(t, "the cluster takes writes after the primary came back:")
+	env.RunClient(t, ns, "client-write-after-primary", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"b", "--count", "50")
+	verifyKeys(t, env, c, "client-verify-after-primary-b", run+"b", "50")
+
+	rollingUpdate(t, env, c)
+	verifyKeys(t, env, c, "client-verify-after-rollout", run, keys)
+
+	scaleReplicas(t, env, c, 4)
+	env.RunClient(t, ns, "client-write-scaled", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"s", "--count", "50")
+	verifyKeys(t, env, c, "client-verify-scaled", run+"s", "50")
+
+	deleteCluster(t, env, c)
+	c = nil
+	uninstallOperator(t, env, opNS, before, ns)
+}
+
+// installOperator installs charts/rdx-operator, checks what it created and runs `helm test`.
+func installOperator(t *testing.T, env *framework.Env, opNS string) {
+	env.Step(t, "helm install %s from %s into %s", release, env.OperatorChart, opNS)
+	opRepo, opTag := splitImage(env.OperatorImage)
+	engRepo, engTag := splitImage(env.EngineImage)
+	out := env.Helm(t, 5*time.Minute, "install", release, env.OperatorChart, "--namespace", opNS, "--wait", "--timeout", "4m",
+		"--set", "image.repository="+opRepo, "--set", "image.tag="+opTag, "--set", "image.pullPolicy="+env.PullPolicy,
+		"--set", "engineImage.repository="+engRepo, "--set", "engineImage.tag="+engTag,
+		"--set", "test.pullPolicy="+env.PullPolicy)
+	env.Logf(t, "helm: %s", firstLines(out, 6))
+
+	ctx := framework.Ctx(t)
+	for _, name := range rdxCRDs {
+		crd, err := env.Dynamic.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("CRD %s: %v", name, err)
+		}
+		if ann := crd.GetAnnotations()["helm.sh/resource-policy"]; ann != "keep" {
+			t.Errorf("CRD %s: helm.sh/resource-policy %q, want keep", name, ann)
+		}
+	}
+	env.Logf(t, "CRDs installed with helm.sh/resource-policy=keep: %s", strings.Join(rdxCRDs, ", "))
+
+	env.Eventually(t, "the manager to hold the Lease "+leaseName, time.Minute, func(ctx context.Context) error {
+		lease, err := env.Kube.CoordinationV1().Leases(opNS).Get(ctx, leaseName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		holder := ""
+		if lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		pods, err := env.Kube.CoreV1().Pods(opNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=manager"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if strings.HasPrefix(holder, p.Name+"_") && podReady(&p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("holder %q is not a ready manager pod", holder)
+	})
+	if _, err := env.Kube.CoreV1().Services(opNS).Get(framework.Ctx(t), release+"-metrics", metav1.GetOptions{}); err != nil {
+		t.Fatalf("metrics Service: %v", err)
+	}
+
+	env.Step(t, "helm test %s (the metrics Service answers, the controller runs, the manager leads)", release)
+	// No --logs: the chart deletes a test pod that succeeded (a failed one stays for the diagnostics).
+	out = env.Helm(t, 3*time.Minute, "test", release, "--namespace", opNS, "--timeout", "2m")
+	if !strings.Contains(out, "Phase:          Succeeded") {
+		t.Fatalf("helm test did not report Succeeded:\n%s", out)
+	}
+	env.Logf(t, "helm test: %s", firstLines(grepLines(out, "Phase:", "TEST SUITE"), 6))
+}
+
+// applySample creates the sample TxCluster and waits for it to be Ready with everything the operator promises.
+func applySample(t *testing.T, env *framework.Env, ns string) *cluster {
+	obj := loadSample(t, env.SampleTxCluster, ns)
+	env.Step(t, "apply the sample TxCluster %s (%s) in %s and wait for Ready", obj.GetName(), env.SampleTxCluster, ns)
+	ctx := framework.Ctx(t)
+	created, err := env.Dynamic.Resource(framework.TxClusters).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create TxCluster: %v", err)
+	}
+	spec, _ := created.Object["spec"].(map[string]any)
+	c := &cluster{env: env, ns: ns, name: created.GetName(), uid: created.GetUID(),
+		shards: toInt(spec["shards"]), replicas: toInt(spec["replicas"])}
+	if kind := nested(spec, "transport", "kind"); kind != "tcp" || c.shards != 1 || c.replicas != 3 {
+		t.Fatalf("sample: want 1 shard of 3 replicas over tcp, got %d x %d over %v", c.shards, c.replicas, kind)
+	}
+	env.Eventually(t, "TxCluster "+c.name+" Ready", readyTimeout, c.ready)
+	ctx = framework.Ctx(t)
+	env.Logf(t, "%s", c.summary(ctx))
+	_, st, err := c.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, ok := strings.Cut(st.Endpoint, ":")
+	if !ok || host != fmt.Sprintf("%s.%s.svc", c.name, ns) || port != "6379" {
+		t.Fatalf("status.endpoint %q, want %s.%s.svc:6379", st.Endpoint, c.name, ns)
+	}
+	c.redisAddr = st.Endpoint
+	checkObjects(t, env, c)
+	return c
+}
+
+// checkObjects verifies the objects operator/README.md lists and the engine's container contract.
+func checkObjects(t *testing.T, env *framework.Env, c *cluster) {
+	ctx := framework.Ctx(t)
+	cm, err := env.Kube.CoreV1().ConfigMaps(c.ns).Get(ctx, c.name+"-topology", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topo struct {
+		Epoch    int64 `json:"epoch"`
+		MemoryMB int64 `json:"memory_mb"`
+		Nodes    []struct {
+			Name string `json:"name"`
+			Host string `json:"host"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["topology.json"]), &topo); err != nil || len(topo.Nodes) != 3 || topo.MemoryMB < 16 {
+		t.Fatalf("ConfigMap %s topology.json: %v, %d nodes, memory_mb %d", cm.Name, err, len(topo.Nodes), topo.MemoryMB)
+	}
+	services := map[string]func(*corev1.Service) error{
+		c.name + "-hl": func(s *corev1.Service) error {
+			if s.Spec.ClusterIP != corev1.ClusterIPNone || !s.Spec.PublishNotReadyAddresses {
+				return fmt.Errorf("want headless with publishNotReadyAddresses")
+			}
+			return nil
+		},
+		c.name: func(s *corev1.Service) error {
+			if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Port != 6379 {
+				return fmt.Errorf("ports %v, want 6379", s.Spec.Ports)
+			}
+			return nil
+		},
+		c.name + "-rw": func(*corev1.Service) error { return nil },
+		c.name + "-ro": func(*corev1.Service) error { return nil },
+	}
+	for name, check := range services {
+		s, err := env.Kube.CoreV1().Services(c.ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			err = check(s)
+		}
+		if err != nil {
+			t.Errorf("Service %s: %v", name, err)
+		}
+	}
+	if _, err := env.Kube.PolicyV1().PodDisruptionBudgets(c.ns).Get(ctx, c.name, metav1.GetOptions{}); err != nil {
+		t.Errorf("PodDisruptionBudget %s: %v", c.name, err)
+	}
+	pods, err := c.dataPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		ctr := p.Spec.Containers[0]
+		cmd := strings.Join(append(append([]string{}, ctr.Command...), ctr.Args...), " ")
+		if cmd != "rdxd --config /etc/rdx/topology.json --node $(POD_NAME)" {
+			t.Errorf("pod %s runs %q", p.Name, cmd)
+		}
+		req, lim := ctr.Resources.Requests.Memory(), ctr.Resources.Limits.Memory()
+		need := (topo.MemoryMB + 64) << 20
+		if req.Value() < need || (!lim.IsZero() && lim.Value() < need) {
+			t.Errorf("pod %s memory request %s / limit %s below memory_mb %d + 64 MiB", p.Name, req, lim, topo.MemoryMB)
+		}
+	}
+	env.Logf(t, "objects: ConfigMap %s (epoch %d, %d nodes, memory_mb %d), Services %s-hl/%s/%s-rw/%s-ro, StatefulSet %s-s0, PDB %s; pods run %q",
+		cm.Name, topo.Epoch, len(topo.Nodes), topo.MemoryMB, c.name, c.name, c.name, c.name, c.name, c.name,
+		"rdxd --config /etc/rdx/topology.json --node $(POD_NAME)")
+}
+
+// verifyKeys reads back every key of a write run through the endpoint.
+func verifyKeys(t *testing.T, env *framework.Env, c *cluster, pod, run, count string) {
+	res := env.RunClient(t, c.ns, pod, clientTimeout, "verify", "--addr", c.redisAddr, "--run", run, "--count", count)
+	env.Logf(t, "read back all %d keys of run %s, every value as written (%.2fs)", res.Keys, run, res.Seconds)
+}
+
+// deletePod deletes one engine pod and waits for its replacement and a Ready cluster.
+func deletePod(t *testing.T, env *framework.Env, c *cluster, name, what string) {
+	env.Step(t, "delete pod %s (%s) and wait until the cluster is Ready again", name, what)
+	ctx := framework.Ctx(t)
+	old, err := env.Kube.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Kube.CoreV1().Pods(c.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, "pod "+name+" replaced (new UID)", readyTimeout, func(ctx context.Context) error {
+		p, err := env.Kube.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.UID == old.UID {
+			return fmt.Errorf("still the old pod (phase %s)", p.Status.Phase)
+		}
+		return nil
+	})
+	env.Eventually(t, "TxCluster "+c.name+" Ready", readyTimeout, c.ready)
+	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+}
+
+// rollingUpdate changes a field rolled one pod at a time (resources) and waits until every pod was replaced.
+func rollingUpdate(t *testing.T, env *framework.Env, c *cluster) {
+	env.Step(t, "update spec.resources.requests.cpu to 300m: a rolling update, one pod at a time, same epoch")
+	ctx := framework.Ctx(t)
+	_, st, err := c.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids, err := c.podUIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.patch(ctx, map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "300m"}}}); err != nil {
+		t.Fatal(err)
+	}
+	sawUpdating := false
+	env.Eventually(t, "every pod replaced with cpu 300m and the cluster Ready", 2*readyTimeout, func(ctx context.Context) error {
+		if _, now, err := c.get(ctx); err == nil && now.Phase == "Updating" {
+			sawUpdating = true
+		}
+		pods, err := c.dataPods(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if p.UID == uids[p.Name] {
+				return fmt.Errorf("pod %s not replaced yet", p.Name)
+			}
+			if cpu := p.Spec.Containers[0].Resources.Requests.Cpu().String(); cpu != "300m" {
+				return fmt.Errorf("pod %s requests cpu %s", p.Name, cpu)
+			}
+		}
+		return c.ready(ctx)
+	})
+	ctx = framework.Ctx(t)
+	_, after, err := c.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Epoch != st.Epoch {
+		t.Errorf("a resources change moved the topology epoch %d -> %d", st.Epoch, after.Epoch)
+	}
+	env.Logf(t, "rolled all %d pods (phase Updating observed: %v), epoch still %d; %s", len(uids), sawUpdating, after.Epoch, c.summary(ctx))
+}
+
+// scaleReplicas changes spec.replicas: a new topology epoch, and since rdxd reads its topology only at start-up,
+// every pod restarts together (data is not kept: rdx is in-memory and the whole shard restarts).
+func scaleReplicas(t *testing.T, env *framework.Env, c *cluster, replicas int64) {
+	env.Step(t, "scale spec.replicas %d -> %d: new epoch, every pod restarts together", c.replicas, replicas)
+	ctx := framework.Ctx(t)
+	_, st, err := c.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids, err := c.podUIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.patch(ctx, map[string]any{"replicas": replicas}); err != nil {
+		t.Fatal(err)
+	}
+	c.replicas = replicas
+	env.Eventually(t, fmt.Sprintf("%d pods at a new epoch, all restarted, the cluster Ready", replicas), 2*readyTimeout, func(ctx context.Context) error {
+		pods, err := c.dataPods(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if old, ok := uids[p.Name]; ok && p.UID == old {
+				return fmt.Errorf("pod %s not restarted yet", p.Name)
+			}
+		}
+		if _, now, err := c.get(ctx); err != nil || now.Epoch <= st.Epoch {
+			return fmt.Errorf("epoch still %d (err %v)", st.Epoch, err)
+		}
+		return c.ready(ctx)
+	})
+	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+}
+
+// deleteCluster deletes the TxCluster and waits until the garbage collector removed everything it owned.
+func deleteCluster(t *testing.T, env *framework.Env, c *cluster) {
+	env.Step(t, "delete TxCluster %s; the garbage collector removes everything it owned", c.name)
+	ctx := framework.Ctx(t)
+	owned, err := env.OwnedBy(ctx, c.ns, c.uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range owned {
+		kinds[o.Resource.Resource]++
+	}
+	env.Logf(t, "%d objects owned (directly or through owned objects): %v", len(owned), kinds)
+	if kinds["statefulsets"] != 1 || kinds["pods"] != int(c.want()) || kinds["services"] != 4 || kinds["configmaps"] != 1 || kinds["poddisruptionbudgets"] != 1 {
+		t.Errorf("owned objects %v: want 1 statefulset, %d pods, 4 services, 1 configmap, 1 poddisruptionbudget", kinds, c.want())
+	}
+	if err := env.Dynamic.Resource(framework.TxClusters).Namespace(c.ns).Delete(ctx, c.name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, "the TxCluster and all its objects gone", 3*time.Minute, func(ctx context.Context) error {
+		if _, err := env.Dynamic.Resource(framework.TxClusters).Namespace(c.ns).Get(ctx, c.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("TxCluster still there (err %v)", err)
+		}
+		left, err := env.Remaining(ctx, owned)
+		if err != nil {
+			return err
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("%d left, e.g. %s", len(left), left[0])
+		}
+		pods, err := c.dataPods(ctx)
+		if err != nil || len(pods) > 0 {
+			return fmt.Errorf("%d data pods left (err %v)", len(pods), err)
+		}
+		return nil
+	})
+}
+
+// uninstallOperator removes the release and checks that only the CRDs stay behind cluster-wide.
+func uninstallOperator(t *testing.T, env *framework.Env, opNS string, before map[string]framework.ObjectRef, ns string) {
+	env.Step(t, "helm uninstall %s; no cluster-scoped leftovers but the CRDs", release)
+	out := env.Helm(t, 3*time.Minute, "uninstall", release, "--namespace", opNS, "--wait", "--timeout", "2m")
+	env.Logf(t, "helm: %s", firstLines(out, 3))
+	env.Eventually(t, "the operator's pods gone", 2*time.Minute, func(ctx context.Context) error {
+		pods, err := env.Kube.CoreV1().Pods(opNS).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left in %s (err %v)", len(pods.Items), opNS, err)
+		}
+		return nil
+	})
+	ctx := framework.Ctx(t)
+	after, err := env.ClusterScoped(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"namespaces/" + opNS: true, "namespaces/" + ns: true}
+	for _, crd := range rdxCRDs {
+		key := "customresourcedefinitions.apiextensions.k8s.io/" + crd
+		if _, ok := after[key]; !ok {
+			t.Errorf("CRD %s was deleted: the chart must keep it", crd)
+		}
+		allowed[key] = true
+	}
+	var leftovers []string
+	for _, k := range framework.Added(before, after) {
+		if !allowed[k] {
+			leftovers = append(leftovers, k)
+		}
+	}
+	if len(leftovers) > 0 {
+		t.Errorf("cluster-scoped objects left after helm uninstall: %s", strings.Join(leftovers, ", "))
+	}
+	env.Logf(t, "cluster-scoped objects: %d before the install, %d after the uninstall; added: %s (allowed: the rdx CRDs, kept by design, and the test's two namespaces)",
+		len(before), len(after), strings.Join(framework.Added(before, after), ", "))
+	if ns, err := env.Kube.CoreV1().Namespaces().Get(ctx, opNS, metav1.GetOptions{}); err == nil {
+		leases, _ := env.Kube.CoordinationV1().Leases(ns.Name).List(ctx, metav1.ListOptions{})
+		env.Logf(t, "namespace %s holds %d Lease(s) after uninstall (removed with the namespace)", opNS, len(leases.Items))
+	}
+}
+
+// cleanup removes whatever a failed or finished run left: the release, the TxCluster and the namespaces.
+func cleanup(t *testing.T, env *framework.Env, c *cluster, opNS, ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if c != nil {
+		_ = env.Dynamic.Resource(framework.TxClusters).Namespace(c.ns).Delete(ctx, c.name, metav1.DeleteOptions{})
+	}
+	if out, err := env.TryHelm(2*time.Minute, "uninstall", release, "--namespace", opNS, "--wait", "--ignore-not-found"); err != nil {
+		t.Logf("cleanup: helm uninstall: %v: %s", err, out)
+	}
+	for _, name := range []string{ns, opNS} {
+		err := env.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cleanup: delete namespace %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{ns, opNS} {
+		for ctx.Err() == nil {
+			if _, err := env.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Logf("cleanup: namespaces %s, %s still terminating after 3 minutes", ns, opNS)
+	} else {
+		t.Logf("cleanup: namespaces %s and %s deleted", ns, opNS)
+	}
+}
+
+func splitImage(ref string) (string, string) {
+	i := strings.LastIndex(ref, ":")
+	return ref[:i], ref[i+1:]
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return -1
+}
+
+func nested(m map[string]any, keys ...string) any {
+	var cur any = m
+	for _, k := range keys {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func grepLines(s string, subs ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if strings.Contains(l, sub) {
+				out = append(out, strings.TrimSpace(l))
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
