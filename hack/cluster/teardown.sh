@@ -215,6 +215,20 @@ cluster_teardown() {
   remove_paths
 }
 
+# pod_rdx_pids: rdx processes (rdxd, rdx-bench, the operator's manager, the e2e client) that ran in a pod: in a
+# kubepods cgroup or under a root other than the host's. rdxd processes others start on the host (rdx-local,
+# tests) are not the cluster's and are not counted.
+pod_rdx_pids() {
+  local proc comm
+  for proc in /proc/[0-9]*; do
+    comm=$(cat "$proc/comm" 2>/dev/null) || continue
+    case $comm in rdxd | rdx-bench | manager | rdx-e2e-client) ;; *) continue ;; esac
+    if grep -q kubepods "$proc/cgroup" 2>/dev/null || [ "$(readlink "$proc/root" 2>/dev/null)" != / ]; then
+      printf '%s:%s ' "${proc#/proc/}" "$comm"
+    fi
+  done
+}
+
 # verify_clean prints one line per check and returns non-zero when anything is left behind.
 verify_clean() {
   local failed=0 left
@@ -225,6 +239,7 @@ verify_clean() {
   }
   left=""; for pid in $(our_process_pids | sort -un); do left+="$pid:$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-80) "; done
   check "no cluster process" "$left"
+  check "no rdxd, rdx-bench or operator of a pod" "$(pod_rdx_pids)"
   check "no cluster mount" "$(our_mounts)"
   check "no KUBE-*/new CNI-* iptables chain (v4)" "$(created_chains iptables)"
   check "no KUBE-*/new CNI-* iptables chain (v6)" "$(created_chains ip6tables)"
