@@ -76,6 +76,15 @@ def single(tmp_path_factory):
     c.down()
 
 
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory):
+    """Three replicas of one shard (primary n0): every write is replicated."""
+    c = Cluster(tmp_path_factory.mktemp("resp-trio"))
+    c.up(nodes=3, workers=2)
+    yield c
+    c.down()
+
+
 @pytest.fixture
 def r(single):
     client = redis.Redis(port=port_of(single), socket_timeout=10)
@@ -400,31 +409,48 @@ def watch_race(port, key, iterations, results, idx):
     results[idx] = (ok, conflicts)
 
 
-@pytest.mark.parametrize("nodes", [1, 3])
-def test_two_clients_racing_watch_multi_exec_counter(tmp_path, nodes):
+@pytest.mark.parametrize("cluster_name", ["single", "trio"])
+def test_two_clients_racing_watch_multi_exec_counter(request, cluster_name):
     """Two clients increment one counter with WATCH/GET/MULTI/SET/EXEC; the counter ends at exactly the number of
-    successful EXECs (each conflict loses with a null reply, none double-applies). With 3 nodes the clients use
-    different nodes and the counter is replicated."""
-    c = Cluster(tmp_path / "race")
-    c.up(nodes=nodes, workers=2)
-    try:
-        ports = [port_of(c, "n0"), port_of(c, f"n{nodes - 1}")]
-        results = [None, None]
-        threads = [threading.Thread(target=watch_race, args=(ports[i], "race:counter", 300, results, i))
-                   for i in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
-        assert all(res is not None for res in results), results
-        successes = sum(res[0] for res in results)
-        final = int(redis.Redis(port=ports[0]).get("race:counter"))
-        assert final == successes == 600, results
-        for n in range(nodes):
-            assert int(redis.Redis(port=port_of(c, f"n{n}")).get("race:counter")) == 600
-        print(f"watch race on {nodes} node(s): successes={successes} conflicts={sum(r[1] for r in results)}")
-    finally:
-        c.down()
+    successful EXECs (each conflict loses with a null reply, none double-applies). On the 3-replica cluster the
+    clients use different nodes (the primary and a backup) and the counter is replicated."""
+    c = request.getfixturevalue(cluster_name)
+    nodes = len(c.topology["nodes"])
+    ports = [port_of(c, "n0"), port_of(c, f"n{nodes - 1}")]
+    results = [None, None]
+    threads = [threading.Thread(target=watch_race, args=(ports[i], "race:counter", 300, results, i))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert all(res is not None for res in results), results
+    successes = sum(res[0] for res in results)
+    final = int(redis.Redis(port=ports[0]).get("race:counter"))
+    assert final == successes == 600, results
+    for n in range(nodes):
+        assert int(redis.Redis(port=port_of(c, f"n{n}")).get("race:counter")) == 600
+    print(f"watch race on {nodes} node(s): successes={successes} conflicts={sum(r[1] for r in results)}")
+
+
+@pytest.mark.parametrize("cluster_name", ["single", "trio"])
+def test_hot_key_writers_and_counter(request, cluster_name):
+    """redis-benchmark's single hot key from 50 pipelining connections: every SET answered OK (writes of one key
+    take turns; waiting SETs are combined), every INCR applied exactly once."""
+    c = request.getfixturevalue(cluster_name)
+    port = port_of(c)
+    redis.Redis(port=port).delete("counter:__rand_int__")
+    p = run(["redis-benchmark", "-p", str(port), "-t", "set,incr", "-n", "8000", "-P", "16", "-c", "50", "--csv"],
+            timeout=300)
+    assert '"SET"' in p.stdout and '"INCR"' in p.stdout and "Error" not in p.stdout + p.stderr, p.stdout + p.stderr
+    for n in c.topology["nodes"]:  # (8000 = 50 clients x 16 x 10: redis-benchmark issues exactly that many)
+        assert int(redis.Redis(port=n["redis_port"]).get("counter:__rand_int__")) == 8000
+
+
+def test_pipelined_sets_of_one_key_then_read(single):
+    out, _ = raw(port_of(single), b"SET pk 1\r\nSET pk 2\r\nset pk 3\r\nSET other x\r\nSET pk 4\r\nGET pk\r\n"
+                                  b"SET pk 5\r\nSET pk 6 NX\r\nGET pk\r\n")
+    assert out == b"+OK\r\n" * 5 + b"$1\r\n4\r\n+OK\r\n$-1\r\n$1\r\n5\r\n"
 
 
 def test_concurrent_incr_is_atomic(single):

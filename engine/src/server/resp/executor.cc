@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "server/kv_api.h"
@@ -51,7 +52,7 @@ void reply_kv(ReplyWriter& w, const server::KvResult& r, bool is_get) {
 }  // namespace
 
 Executor::Executor(server::FrontendEnv& env, std::function<void(Connection&)> resumed)
-    : env_(env), resumed_(std::move(resumed)) {}
+    : env_(env), resumed_(std::move(resumed)), gate_(env.ctx.sched()) {}
 
 void Executor::start(Connection& c) {
   c.busy = true;
@@ -97,8 +98,21 @@ Task<void> Executor::drive(Connection& c) {
     }
     if (spec->id == Cmd::kSet && args.size() == 3 && args[1].size() <= server::kMaxKeyBytes &&
         args[2].size() <= store::kMaxValueBytes) {
-      server::KvResult r = co_await env_.protocol.put(std::string(args[1]), std::string(args[2]));
-      reply_kv(w, r, false);
+      std::string key(args[1]), value(args[2]);
+      size_t sets = 1 + absorb_pipelined_sets(c, key, &value);
+      uint64_t h = KeyGate::hash(key);
+      bool node_wide = has_remote_replicas(env_.ctx.topology(), key);
+      KeyGate::SetWaiter me{key};
+      if (!gate_.try_enter(h, node_wide)) co_await gate_.enter(h, node_wide, &me);
+      server::KvResult r;
+      if (me.absorbed) {  // a later SET of this key wrote for us
+        r = std::move(me.result);
+      } else {
+        r = co_await env_.protocol.put(std::move(key), std::move(value));
+        gate_.leave(h);
+        gate_.finish(me, r);
+      }
+      for (size_t i = 0; i < sets; ++i) reply_kv(w, r, false);
       continue;
     }
     if (run_sync(c, *spec, args, w)) continue;
@@ -143,6 +157,24 @@ std::vector<std::string> Executor::gather_get_run(Connection& c, std::string_vie
     keys.emplace_back(a[1]);
   }
   return keys;
+}
+
+// Pipelined plain SETs of the same key right after this one: only the last value can ever be read (nothing runs
+// between them), so they are written once with it and each gets that write's reply. Returns how many were taken.
+size_t Executor::absorb_pipelined_sets(Connection& c, std::string_view key, std::string* value) {
+  size_t n = 0;
+  if (c.in_multi) return 0;
+  while (true) {
+    size_t consumed = 0;
+    if (c.parser.parse(c.in.unconsumed(), c.authenticated, &consumed) != ParseStatus::kCommand) break;
+    Args a = c.parser.args();  // (anything else stays unconsumed and runs next)
+    if (a.size() != 3 || !equals_nocase(a[0], "set") || a[1] != key || a[2].size() > store::kMaxValueBytes) break;
+    value->assign(a[2]);
+    c.in.consume(consumed);
+    ++commands_;
+    ++n;
+  }
+  return n;
 }
 
 uint64_t Executor::take_command_count() { return std::exchange(commands_, 0); }
@@ -217,7 +249,7 @@ Task<void> Executor::run_keys(const CommandSpec& spec, Args args, ReplyWriter& w
   bool atomic = needs_transaction(spec, args);
   if (atomic && txn_unavailable(spec.name, w)) co_return;
   if (atomic || (env_.txn != nullptr && prefers_transaction(spec, args))) co_return co_await run_atomic(spec, args, w);
-  DirectOps ops(env_.protocol);
+  DirectOps ops(env_.protocol, gate_, env_.ctx.topology());
   co_await run_key_command(spec, args, ops, w);
 }
 
@@ -230,6 +262,15 @@ bool Executor::txn_unavailable(std::string_view what, ReplyWriter& w) const {
 }
 
 Task<void> Executor::run_atomic(const CommandSpec& spec, Args args, ReplyWriter& w) {
+  // A single-key read-modify-write (INCR on a hot counter) waits for this worker's other writers of the key instead
+  // of aborting against them.
+  std::optional<KeyGate::Hold> hold;
+  if (spec.first_key == 1 && spec.last_key == 1) {
+    uint64_t h = KeyGate::hash(args[1]);
+    bool node_wide = has_remote_replicas(env_.ctx.topology(), args[1]);
+    if (!gate_.try_enter(h, node_wide)) co_await gate_.enter(h, node_wide);
+    hold.emplace(gate_, h);
+  }
   for (int attempt = 0; attempt < kMaxTxnAttempts; ++attempt) {
     std::unique_ptr<txn::Transaction> tx = env_.txn->begin();
     TxnOps ops(*tx);
@@ -256,13 +297,15 @@ Task<void> Executor::run_atomic(const CommandSpec& spec, Args args, ReplyWriter&
                       spec.name, kMaxTxnAttempts));
 }
 
-// Conflict aborts back off on the worker's timers: exponentially growing (20 us .. 5 ms), jittered.
+// Conflict aborts back off by yielding to the worker loop (which keeps serving the network) an exponentially
+// growing, jittered number of times. (Not the scheduler's timers: a worker blocked in poll() does not wake for them
+// yet, so a 20 us sleep could last the 5 ms poll timeout.)
 Task<void> Executor::backoff(int attempt, uint64_t seed) {
-  uint64_t limit_us = uint64_t{20} << std::min(attempt, 8);
+  uint64_t limit = uint64_t{2} << std::min(attempt, 9);
   uint64_t x = (seed + static_cast<uint64_t>(attempt)) * 0x9E3779B97F4A7C15ull;
   x ^= x >> 29;
-  uint64_t us = limit_us / 2 + x % (limit_us / 2 + 1);
-  co_await env_.ctx.sched().sleep_for(std::chrono::microseconds(us));
+  uint64_t spins = limit / 2 + x % (limit / 2 + 1);
+  for (uint64_t i = 0; i < spins; ++i) co_await env_.ctx.sched().yield();
 }
 
 }  // namespace rdx::resp

@@ -12,6 +12,7 @@
 #include "rpc/task.h"
 #include "server/frontend.h"
 #include "server/resp/connection.h"
+#include "server/resp/key_gate.h"
 #include "server/resp/key_commands.h"
 
 namespace rdx::resp {
@@ -50,6 +51,7 @@ class Executor {
   // the command to run now, or nullptr when the request has been answered already.
   const CommandSpec* admit(Connection& c, Args args, ReplyWriter& w);
   std::vector<std::string> gather_get_run(Connection& c, std::string_view first_key);
+  size_t absorb_pipelined_sets(Connection& c, std::string_view key, std::string* value);
   // True when the transaction layer serves reads of `key` from this node's table.
   bool reads_locally(std::string_view key) const;
   // Commands that never wait.
@@ -84,6 +86,7 @@ class Executor {
 
   server::FrontendEnv& env_;
   std::function<void(Connection&)> resumed_;
+  KeyGate gate_;  // one write per key in flight from this worker
   size_t running_ = 0;
   uint64_t commands_ = 0;
   bool stopping_ = false;

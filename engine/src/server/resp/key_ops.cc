@@ -37,6 +37,15 @@ std::string_view size_error(std::string_view key, std::string_view value) {
 }
 }  // namespace
 
+bool has_remote_replicas(const server::Topology& topo, std::string_view key) {
+  return topo.shards[topo.shards.size() == 1 ? 0 : topo.shard_of_key(key)].members.size() > 1;
+}
+
+Task<void> DirectOps::enter(uint64_t h, std::string_view key) {
+  bool node_wide = has_remote_replicas(topo_, key);
+  if (!gate_.try_enter(h, node_wide)) co_await gate_.enter(h, node_wide);
+}
+
 Task<Code> DirectOps::get(std::string_view key, std::string* value) {
   if (key_too_long(key)) co_return Code::kNotFound;
   server::KvResult r = co_await protocol_.get(std::string(key));
@@ -50,6 +59,9 @@ Task<Code> DirectOps::get(std::string_view key, std::string* value) {
 
 Task<Code> DirectOps::put(std::string_view key, std::string value) {
   if (auto why = size_error(key, value); !why.empty()) co_return fail(Code::kInvalidArgument, why);
+  uint64_t h = KeyGate::hash(key);
+  co_await enter(h, key);
+  KeyGate::Hold hold(gate_, h);
   server::KvResult r = co_await protocol_.put(std::string(key), std::move(value));
   if (r.status == Code::kOk) co_return Code::kOk;
   co_return fail(r.status, r.error);
@@ -57,6 +69,9 @@ Task<Code> DirectOps::put(std::string_view key, std::string value) {
 
 Task<Code> DirectOps::remove(std::string_view key) {
   if (key_too_long(key)) co_return Code::kNotFound;
+  uint64_t h = KeyGate::hash(key);
+  co_await enter(h, key);
+  KeyGate::Hold hold(gate_, h);
   server::KvResult r = co_await protocol_.remove(std::string(key));
   if (r.status == Code::kOk || r.status == Code::kNotFound) co_return r.status;
   co_return fail(r.status, r.error);

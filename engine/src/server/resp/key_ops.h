@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "rpc/task.h"
 #include "server/protocol.h"
+#include "server/resp/key_gate.h"
 #include "txn/txn.h"
 
 namespace rdx::resp {
@@ -41,15 +42,24 @@ class KeyOps {
 // The reply line for an operation that failed with `c` (kUnavailable, kResourceExhausted, ...).
 std::string failure_line(Code c, std::string_view detail);
 
+// True when a write of `key` must reach another node (its shard has more than one replica).
+bool has_remote_replicas(const server::Topology& topo, std::string_view key);
+
 class DirectOps final : public KeyOps {
  public:
-  explicit DirectOps(server::Protocol& p) : protocol_(p) {}
+  // Writes take their key's turn in `gate` (one write per key in flight from this worker).
+  DirectOps(server::Protocol& p, KeyGate& gate, const server::Topology& topo)
+      : protocol_(p), gate_(gate), topo_(topo) {}
   rpc::Task<Code> get(std::string_view key, std::string* value) override;
   rpc::Task<Code> put(std::string_view key, std::string value) override;
   rpc::Task<Code> remove(std::string_view key) override;
 
  private:
+  rpc::Task<void> enter(uint64_t h, std::string_view key);
+
   server::Protocol& protocol_;
+  KeyGate& gate_;
+  const server::Topology& topo_;
 };
 
 // Reads go to the transaction (joining its read set); writes are buffered in it. The overlay gives read-your-writes
