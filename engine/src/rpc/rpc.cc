@@ -28,6 +28,13 @@ void Rpc::on(MsgType type, Handler h) {
   handlers_[type] = std::move(h);
 }
 
+size_t Rpc::pending_calls() const {
+  size_t n = calls_.size();
+  for (const auto& cs : conns_)
+    for (const auto& [type, as] : cs.ack_send) n += as.pending.size();
+  return n;
+}
+
 size_t Rpc::max_message_payload() const { return ep_.max_packet() - sizeof(PacketHeader) - sizeof(MsgHeader); }
 
 Rpc::ConnState& Rpc::conn_state(ConnId c) {

@@ -155,6 +155,8 @@ class Rpc {
   void flush();
 
   size_t max_message_payload() const;
+  // Calls and ackable messages still waiting for their answer (their coroutines are suspended).
+  size_t pending_calls() const;
   const RpcStats& stats() const { return stats_; }
   transport::Endpoint& endpoint() { return ep_; }
   Scheduler& scheduler() { return sched_; }

@@ -246,15 +246,21 @@ void Worker::run() {
       idle = 0;
     }
   }
-  // Graceful stop: keep serving in-flight operations for a bounded time.
+  // Graceful stop: keep running until every coroutine has finished (client operations in flight, calls waiting for
+  // answers, background loops such as recovery, which end once they see the node stopping), for a bounded time.
   if (frontend_) frontend_->stop_accepting();
   auto deadline = Clock::now() + std::chrono::seconds(10);
-  while ((live_.inflight > 0 || (frontend_ && frontend_->inflight() > 0)) && Clock::now() < deadline) {
-    rpc_->poll();
-    if (frontend_) frontend_->poll();
-    sched_.run_ready();
-    txn_->run_batch();
+  auto busy = [this] {
+    return live_.inflight > 0 || (frontend_ && frontend_->inflight() > 0) || !sched_.idle() ||
+           sched_.next_timer().has_value() || rpc_->pending_calls() > 0;
+  };
+  while (busy() && Clock::now() < deadline) {
+    size_t work = rpc_->poll();
+    if (frontend_) work += frontend_->poll();
+    work += sched_.run_ready();
+    work += txn_->run_batch();
     rpc_->flush();
+    if (work == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // waiting on a timer or a peer
   }
   frontend_.reset();
   publish();
