@@ -43,6 +43,7 @@ test-softroce: ## engine and a TxCluster on real verbs on soft-RoCE inside a qem
 	bash hack/softroce/run.sh
 
 ##@ all
-test: test-engine test-operator test-softroce test-e2e ## every test tier (what CI runs)
+test: ## every test tier (what CI runs): engine, operator, soft-RoCE, e2e; later tiers prepared in the background
+	bash hack/test-all.sh
 
 .PHONY: help deps-engine engine test-engine bench-engine manifests generate operator test-operator cluster-up down images demo test-e2e test-softroce test

@@ -5,6 +5,7 @@
 #
 #   hack/cluster.sh up          bring the cluster up (idempotent); prints the kubeconfig path on stdout.
 #                               If $KUBECONFIG points at a reachable cluster, uses it and does nothing else.
+#   hack/cluster.sh prepare     build and cache what up needs (binaries, images) without starting anything.
 #   hack/cluster.sh down        tear everything down, restore the host, verify; non-zero if anything is left.
 #   hack/cluster.sh status      component pids and health, nodes and pods.
 #   hack/cluster.sh kubeconfig  print the kubeconfig path of the local cluster.
@@ -22,7 +23,7 @@ source "$RDX_ROOT/hack/cluster/node.sh"
 source "$RDX_ROOT/hack/cluster/teardown.sh"
 source "$RDX_ROOT/hack/cluster/smoke.sh"
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 # external_cluster_reachable: $KUBECONFIG names a cluster other than ours and it answers.
 external_cluster_reachable() {
@@ -85,6 +86,21 @@ on_up_exit() {
   exit "$rc"
 }
 
+# prepare_artifacts builds and caches everything up needs (Debian packages, Kubernetes binaries, CoreDNS, helm,
+# the pause and CoreDNS images) and starts nothing. Each piece is locked on its own, so a prepare running in the
+# background (e.g. while the engine builds) and an up that needs its results wait for each other, not fail.
+prepare_artifacts() {
+  local t
+  apt_install etcd-server containerd runc containernetworking-plugins iptables conntrack openssl curl iproute2 buildah
+  require_go
+  t=$SECONDS; "$RDX_ROOT/hack/build-k8s.sh" >&2; log "kubernetes binaries ready ($((SECONDS - t)) s)"
+  t=$SECONDS; ensure_coredns; ensure_helm; log "CoreDNS and helm ready ($((SECONDS - t)) s)"
+  t=$SECONDS
+  mkdir -p "$IMAGE_CACHE"
+  (exec 6>"$IMAGE_CACHE/.cluster-images.lock"; flock 6; ensure_cluster_images)
+  log "pause and CoreDNS images ready ($((SECONDS - t)) s)"
+}
+
 cluster_up() {
   if external_cluster_reachable; then
     log "using the reachable cluster in KUBECONFIG; nothing to bring up"
@@ -93,11 +109,7 @@ cluster_up() {
   fi
   preflight
   local t0=$SECONDS t
-  apt_install etcd-server containerd runc containernetworking-plugins iptables conntrack openssl curl iproute2 buildah
-  require_go
-  t=$SECONDS; "$RDX_ROOT/hack/build-k8s.sh" >&2; log "kubernetes binaries ready ($((SECONDS - t)) s)"
-  t=$SECONDS; ensure_coredns; ensure_helm; log "CoreDNS and helm ready ($((SECONDS - t)) s)"
-  t=$SECONDS; ensure_cluster_images; log "pause and CoreDNS images ready ($((SECONDS - t)) s)"
+  prepare_artifacts
 
   trap on_up_exit EXIT
   trap 'exit 130' INT
@@ -170,6 +182,7 @@ with_lock() {
 
 case "${1:-}" in
   up) with_lock cluster_up ;;
+  prepare) prepare_artifacts ;;
   down) with_lock cluster_down ;;
   status) cluster_status ;;
   smoke) cluster_smoke ;;

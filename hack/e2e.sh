@@ -4,6 +4,12 @@
 # runs the Go suite in e2e/ against it, and ALWAYS tears down a cluster it brought up (trap), printing the host
 # checks of `hack/cluster.sh down`. Exit status: the suite's, or down's when the suite passed.
 #
+#   hack/e2e.sh            the whole tier
+#   hack/e2e.sh prepare    only build and cache what does not depend on the engine (Kubernetes binaries, CoreDNS,
+#                          helm, the pause/CoreDNS/base/e2e-client images, the compiled suite); meant to run in
+#                          the background while the engine builds and tests (every piece is locked, so the tier
+#                          itself then waits for what is still being built instead of building it twice)
+#
 # Settings: RDX_ENGINE_RELEASE_DIR  use a finished engine release build instead of `make engine`
 #           RDX_E2E_KEEP_CLUSTER=1  leave a cluster this run brought up running (then: make down)
 #           RDX_E2E_KEYS (500)      keys written and read back around the pod deletions
@@ -16,7 +22,6 @@ source "$RDX_ROOT/hack/e2e-lib.sh"
 [ "$(id -u)" = 0 ] || die "hack/e2e.sh needs root (it may bring up the local cluster and builds images)"
 require_go
 T0=$SECONDS
-SUITE_RC=0
 
 on_exit() {
   local rc=$? down_rc=0
@@ -59,6 +64,23 @@ duration_seconds() {
     *) die "RDX_E2E_TIMEOUT=$1: use minutes (30m) or seconds (1800s)" ;;
   esac
 }
+
+# prepare_only: the engine-independent half, for running alongside the engine build (see the header).
+prepare_only() {
+  trap - EXIT INT TERM
+  phase "cluster artifacts (k8s, CoreDNS, helm)" bash "$RDX_ROOT/hack/cluster.sh" prepare
+  phase "base image" bash "$RDX_ROOT/hack/images.sh" base
+  phase "e2e client image" bash "$RDX_ROOT/hack/images.sh" e2e-client >/dev/null
+  phase "compile the e2e suite" bash -c "cd '$RDX_ROOT/e2e' && go test -c -o /dev/null ."
+  print_phases
+  log "e2e prepare done in $((SECONDS - T0)) s"
+}
+
+case "${1:-}" in
+  "") ;;
+  prepare) prepare_only; exit 0 ;;
+  *) sed -n '2,22s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+esac
 
 phase "engine release build" build_engine
 phase "helm + chart lint" bash "$RDX_ROOT/hack/helm.sh" lint

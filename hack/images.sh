@@ -35,7 +35,16 @@ unmount_under() {
     while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 }
 
+# build_base holds a lock: hack/e2e.sh prepare may build the base in the background while another build waits.
 build_base() {
+  mkdir -p "$(dirname "$BASE_ROOTFS_TAR")"
+  exec 5>"$(dirname "$BASE_ROOTFS_TAR")/.lock"
+  flock 5
+  build_base_locked
+  exec 5>&-
+}
+
+build_base_locked() {
   if [ ! -f "$BASE_ROOTFS_TAR" ]; then
     apt_install debootstrap
     local work t=$SECONDS
@@ -138,6 +147,9 @@ build_e2e_client() {
   local hash ref bin
   hash=$(cd "$RDX_ROOT/e2e" && cat go.mod go.sum $(find cmd/rdx-e2e-client -name '*.go' | sort) | sha256sum | cut -c1-12)
   ref=localhost/rdx/e2e-client:$hash
+  mkdir -p "$IMAGE_CACHE"
+  exec 5>"$IMAGE_CACHE/.e2e-client.lock"
+  flock 5   # a background `hack/e2e.sh prepare` may be building it
   if [ ! -f "$(image_archive "$ref")" ]; then
     bin=$RDX_CACHE/e2e-client/$hash/rdx-e2e-client
     mkdir -p "$(dirname "$bin")"
@@ -147,6 +159,7 @@ build_e2e_client() {
     log "building image $ref"
     build_scratch_image "$ref" "$bin" /rdx-e2e-client 65532:65532
   fi
+  exec 5>&-
   deliver "$ref"
   echo "$ref"
 }

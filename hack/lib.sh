@@ -22,10 +22,16 @@ apt_install() {
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "apt-get install ${missing[*]}"
-  if [ ! -f /var/lib/apt/.rdx-updated ] || [ -n "$(find /var/lib/apt/.rdx-updated -mmin +720 2>/dev/null)" ]; then
-    apt-get update -qq && touch /var/lib/apt/.rdx-updated
-  fi
-  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Serialized: make test prepares tiers in the background while others install, and apt takes one caller at a time.
+  (
+    exec 4>/var/lib/apt/.rdx-apt.lock
+    flock -w 1800 4 || die "apt: timed out waiting for another rdx install"
+    if [ ! -f /var/lib/apt/.rdx-updated ] || [ -n "$(find /var/lib/apt/.rdx-updated -mmin +720 2>/dev/null)" ]; then
+      apt-get update -qq && touch /var/lib/apt/.rdx-updated
+    fi
+    DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+      --no-install-recommends "${missing[@]}" >/dev/null
+  )
 }
 
 require_go() {

@@ -13,9 +13,9 @@
 #           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
 source "$(dirname "$0")/lib.sh"
 
-STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900"}
+STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900 cluster:900"}
 VM_TIMEOUT=${RDX_SOFTROCE_TIMEOUT:-3000}
-BINARIES=(transport_verbs_test verbs_lat)  # more come with more stages (rdxd, rdx-bench)
+BINARIES=(transport_verbs_test verbs_lat rdxd rdx-bench)
 OUT=$RDX_ROOT/_out/softroce
 SHARE=$OUT/share
 t_start=$(date +%s)
