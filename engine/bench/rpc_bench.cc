@@ -90,7 +90,12 @@ void BM_RpcSmallMessages(benchmark::State& state) {
   state.counters["msgs_per_packet"] =
       static_cast<double>(rpc.stats().messages_sent) / static_cast<double>(packets0 ? packets0 : 1);
 }
-BENCHMARK(BM_RpcSmallMessages)->ArgName("batching")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()
+BENCHMARK(BM_RpcSmallMessages)
+    ->ArgName("batching")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
     ->MinTime(2.0);
 
 }  // namespace

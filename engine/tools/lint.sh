@@ -20,3 +20,13 @@ if found:
     print(f'lint: {found} co_await inside a condition or a conditional expression (see engine/tools/lint.sh)', file=sys.stderr)
     sys.exit(1)
 PY
+
+# Formatting: engine/.clang-format (Google style, 120 columns); fix with: clang-format -i <file>.
+cd "$src/.."
+unformatted=$(find src bench fuzz -name '*.cc' -o -name '*.h' 2>/dev/null | sort | while read -r f; do
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"
+done)
+if [ -n "$unformatted" ]; then
+  printf 'lint: not clang-formatted (clang-format -i FILE):\n%s\n' "$unformatted" >&2
+  exit 1
+fi

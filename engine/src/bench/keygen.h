@@ -1,12 +1,12 @@
 #pragma once
 // Key choosers for YCSB-style workloads: uniform, and Zipfian (Gray et al., as in YCSB) with the hot keys scattered
 // over the key space by hashing, so hot keys do not all land on one shard.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "common/hash.h"
 
@@ -41,7 +41,8 @@ class ZipfGenerator {
 
 class KeyChooser {
  public:
-  KeyChooser(uint64_t keys, bool zipfian, double theta) : keys_(keys), zipf_(zipfian ? keys : 2, theta), zipfian_(zipfian) {}
+  KeyChooser(uint64_t keys, bool zipfian, double theta)
+      : keys_(keys), zipf_(zipfian ? keys : 2, theta), zipfian_(zipfian) {}
   template <typename Rng>
   uint64_t next(Rng& rng) {
     if (!zipfian_) return std::uniform_int_distribution<uint64_t>(0, keys_ - 1)(rng);

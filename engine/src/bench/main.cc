@@ -4,19 +4,19 @@
 //    output, and an optional read-back of every acknowledged write (no acknowledged write may be lost).
 //  --workload smallbank|tatp|ogp|ycsb-a|... : transactions run inside the cluster's workers (bench/txn_mode.h),
 //    with history recording and the strict-serializability checker.
-#include <atomic>
-#include <cmath>
-#include <chrono>
-#include <fstream>
-#include <sstream>
-#include <map>
-#include <random>
-#include <thread>
-#include <unordered_map>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
 
 #include "bench/keygen.h"
 #include "bench/txn_mode.h"
@@ -151,8 +151,8 @@ Task<void> verify_loop(client::Client& c, const std::vector<std::pair<uint64_t, 
     if (r.status == Code::kNotFound || (r.status == Code::kOk && r.version < want.version)) {
       ++vr.lost;
       if (vr.lost <= 10)
-        spdlog::error("LOST acknowledged write: key {} acked version {} now {}", KeyChooser::key_name(k),
-                      want.version, r.status == Code::kOk ? std::to_string(r.version) : "missing");
+        spdlog::error("LOST acknowledged write: key {} acked version {} now {}", KeyChooser::key_name(k), want.version,
+                      r.status == Code::kOk ? std::to_string(r.version) : "missing");
     } else if (r.status != Code::kOk) {
       ++vr.unreadable;
     } else if (r.version == want.version && hash_key(r.value) != want.value_hash) {
@@ -177,8 +177,11 @@ int verify(const Options& o, const std::unordered_map<uint64_t, Acked>& acked, P
   for (auto& x : vrs) {
     v.checked += x.checked, v.lost += x.lost, v.corrupt += x.corrupt, v.unreadable += x.unreadable;
   }
-  out["verify"] = {{"acknowledged_keys", items.size()}, {"checked", v.checked}, {"lost", v.lost},
-                   {"corrupt", v.corrupt}, {"unreadable", v.unreadable}};
+  out["verify"] = {{"acknowledged_keys", items.size()},
+                   {"checked", v.checked},
+                   {"lost", v.lost},
+                   {"corrupt", v.corrupt},
+                   {"unreadable", v.unreadable}};
   fmt::print("verify: {} acknowledged keys read back: {} lost, {} corrupt, {} unreadable\n", v.checked, v.lost,
              v.corrupt, v.unreadable);
   return v.lost > 0 || v.corrupt > 0 || v.unreadable > 0 || v.checked != items.size() ? 3 : 0;
@@ -321,10 +324,11 @@ int run(const Options& o) {
   }
   double tput = static_cast<double>(nreads + nwrites) / measured;
 
-  out["workload"] = {{"kind", "ycsb"},      {"read_ratio", o.read_ratio}, {"keys", o.keys},
-                     {"value_size", o.value_size}, {"distribution", o.dist}, {"theta", o.theta}};
-  out["config"] = {{"threads", o.threads}, {"outstanding", o.outstanding}, {"duration_s", o.duration_s},
-                   {"transport", topo->transport}, {"nodes", topo->nodes.size()}, {"shards", topo->shards.size()}};
+  out["workload"] = {{"kind", "ycsb"},         {"read_ratio", o.read_ratio},
+                     {"keys", o.keys},         {"value_size", o.value_size},
+                     {"distribution", o.dist}, {"theta", o.theta}};
+  out["config"] = {{"threads", o.threads},         {"outstanding", o.outstanding}, {"duration_s", o.duration_s},
+                   {"transport", topo->transport}, {"nodes", topo->nodes.size()},  {"shards", topo->shards.size()}};
   out["ops"] = nreads + nwrites;
   out["ops_per_second"] = timeline;
   out["throughput_ops_s"] = tput;
@@ -391,7 +395,8 @@ int main(int argc, char** argv) {
   app.add_option("--theta", o.theta, "zipfian skew")->check(CLI::Range(0.01, 0.999));
   app.add_flag("--load", o.load, "write every key once before the run");
   app.add_flag("--verify-acked", o.verify_acked, "after the run, read back every acknowledged write");
-  app.add_option("--save-acked", o.save_acked, "write every acknowledged write to this file (for a later --verify-from)");
+  app.add_option("--save-acked", o.save_acked,
+                 "write every acknowledged write to this file (for a later --verify-from)");
   app.add_option("--verify-from", o.verify_from, "do not load or run: read back every write saved by --save-acked");
   app.add_option("--json", o.json_path, "write results as JSON to this file");
   app.add_option("--seed", o.seed, "random seed");

@@ -1,15 +1,15 @@
 #include "bench/txn_mode.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <thread>
 
 #include "checker/checker.h"
 #include "checker/history_io.h"
@@ -94,8 +94,8 @@ class Driver {
           ok = false;
           return;
         }
-        auto st = c.value()->connect(std::chrono::milliseconds(static_cast<int64_t>(o_.connect_timeout_s * 1000)),
-                                     &nodes_);
+        auto st =
+            c.value()->connect(std::chrono::milliseconds(static_cast<int64_t>(o_.connect_timeout_s * 1000)), &nodes_);
         if (!st.is_ok()) {
           spdlog::error("client {}: {}", w, st.to_string());
           ok = false;
@@ -130,8 +130,10 @@ Task<rpc::Response> call(client::Client& c, uint16_t node, rpc::MsgType type, st
 }
 
 nlohmann::json latency_us(const Histogram& h) {
-  return {{"p50_us", h.quantile(0.5) / 1e3}, {"p99_us", h.quantile(0.99) / 1e3},
-          {"p999_us", h.quantile(0.999) / 1e3}, {"count", h.count()}};
+  return {{"p50_us", h.quantile(0.5) / 1e3},
+          {"p99_us", h.quantile(0.99) / 1e3},
+          {"p999_us", h.quantile(0.999) / 1e3},
+          {"count", h.count()}};
 }
 
 }  // namespace
@@ -164,10 +166,11 @@ int run_txn(const TxnOptions& o) {
   nlohmann::json out;
   out["workload"] = {{"spec", o.workload}, {"name", w.name()}};
   for (const auto& [k, v] : w.params()) out["workload"]["params"][k] = v;
-  out["config"] = {{"txn_protocol", topo->txn_protocol}, {"nodes", d.nodes().size()}, {"workers", topo->workers},
-                   {"coroutines_per_worker", o.coroutines}, {"duration_s", o.duration_s},
-                   {"local_backup_reads", o.local_backup_reads}, {"ht_batching", o.ht_batching},
-                   {"nw_batching", topo->batching}, {"transport", topo->transport}};
+  out["config"] = {{"txn_protocol", topo->txn_protocol}, {"nodes", d.nodes().size()},
+                   {"workers", topo->workers},           {"coroutines_per_worker", o.coroutines},
+                   {"duration_s", o.duration_s},         {"local_backup_reads", o.local_backup_reads},
+                   {"ht_batching", o.ht_batching},       {"nw_batching", topo->batching},
+                   {"transport", topo->transport}};
 
   if (o.load) {
     auto t0 = Clock::now();
@@ -218,8 +221,8 @@ int run_txn(const TxnOptions& o) {
   int rc = 0;
   uint64_t committed = 0, aborted = 0, all = 0, data_errors = 0;
   Histogram overall;
-  fmt::print("rdx-bench {} on {} ({}): {} nodes x {} workers x {} coroutines, {:.1f} s\n", w.name(),
-             topo->txn_protocol, topo->transport, d.nodes().size(), topo->workers, o.coroutines, o.duration_s);
+  fmt::print("rdx-bench {} on {} ({}): {} nodes x {} workers x {} coroutines, {:.1f} s\n", w.name(), topo->txn_protocol,
+             topo->transport, d.nodes().size(), topo->workers, o.coroutines, o.duration_s);
   for (auto& [type, t] : total.types) {
     uint64_t attempts = 0;
     for (uint64_t c : t.by_status) attempts += c;
@@ -243,14 +246,17 @@ int run_txn(const TxnOptions& o) {
   double abort_rate = all ? static_cast<double>(aborted) / static_cast<double>(committed + aborted) : 0;
   fmt::print("  total: {:.0f} committed tx/s, abort rate {:.1f}%, p50 {:.1f} us, p99 {:.1f} us\n", tput,
              100 * abort_rate, overall.quantile(0.5) / 1e3, overall.quantile(0.99) / 1e3);
-  fmt::print("  reads: {} local ({} from a local backup), {} remote; hashtable batches {} (avg {:.1f} reads)\n",
-             total.local_reads, total.local_backup_reads, total.remote_reads, total.ht_batches,
-             total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);
+  fmt::print(
+      "  reads: {} local ({} from a local backup), {} remote; hashtable batches {} (avg {:.1f} reads)\n",
+      total.local_reads, total.local_backup_reads, total.remote_reads, total.ht_batches,
+      total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);
   out["committed_tx_s"] = tput;
   out["abort_rate"] = abort_rate;
   out["latency"] = latency_us(overall);
-  out["reads"] = {{"local", total.local_reads}, {"local_backup", total.local_backup_reads},
-                  {"remote", total.remote_reads}, {"ht_batches", total.ht_batches},
+  out["reads"] = {{"local", total.local_reads},
+                  {"local_backup", total.local_backup_reads},
+                  {"remote", total.remote_reads},
+                  {"ht_batches", total.ht_batches},
                   {"ht_batched_reads", total.ht_batched_reads}};
   out["data_errors"] = data_errors;
   if (data_errors > 0) rc = 1;
@@ -297,8 +303,11 @@ int run_txn(const TxnOptions& o) {
       return 1;
     }
     fmt::print("{}", checker::format_report(report.value()));
-    out["checker"] = {{"ok", report->ok()}, {"violations", report->total()}, {"transactions", history.size()},
-                      {"committed", report->stats.committed}, {"history", o.history_path}};
+    out["checker"] = {{"ok", report->ok()},
+                      {"violations", report->total()},
+                      {"transactions", history.size()},
+                      {"committed", report->stats.committed},
+                      {"history", o.history_path}};
     if (!report->ok()) rc = 4;
   }
 

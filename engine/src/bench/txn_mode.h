@@ -9,16 +9,16 @@ namespace rdx::bench {
 
 struct TxnOptions {
   std::string config;
-  std::string workload;               // e.g. "smallbank:accounts=10000"
+  std::string workload;  // e.g. "smallbank:accounts=10000"
   double duration_s = 10;
-  unsigned coroutines = 8;            // per worker of every coordinating node
-  std::vector<std::string> nodes;     // coordinating nodes (default: every data node)
+  unsigned coroutines = 8;         // per worker of every coordinating node
+  std::vector<std::string> nodes;  // coordinating nodes (default: every data node)
   bool load = false;
-  unsigned load_keys_per_txn = 0;     // > 0: load in transactions recorded in the history (exact initial versions)
-  std::string history_path;           // record the history, write it here and check it
+  unsigned load_keys_per_txn = 0;  // > 0: load in transactions recorded in the history (exact initial versions)
+  std::string history_path;        // record the history, write it here and check it
   std::string local_backup_reads = "topology";  // on | off | topology
   std::string ht_batching = "topology";
-  bool validation_off = false;        // test-only planted anomaly
+  bool validation_off = false;  // test-only planted anomaly
   std::string json_path;
   unsigned long long seed = 42;
   double connect_timeout_s = 30;

@@ -1,10 +1,10 @@
 // The checker: index the committed history by key and version, resolve every read to the version (or absent state)
 // it saw and build the dependency graph with real-time edges (cycles.cc searches it). See checker.h for the model.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "checker/checker_impl.h"
 
@@ -253,10 +253,9 @@ void Checker::resolve_reads() {
       } else {
         std::string initial = "the key started absent";
         if (initial_version_[k] != 0) {
-          initial = initial_seen_by_[k] == kNone
-                        ? fmt::format("its initial version (load) is {}", initial_version_[k])
-                        : fmt::format("its initial version is {}, as read by {}", initial_version_[k],
-                                      ref(initial_seen_by_[k]));
+          initial = initial_seen_by_[k] == kNone ? fmt::format("its initial version (load) is {}", initial_version_[k])
+                                                 : fmt::format("its initial version is {}, as read by {}",
+                                                               initial_version_[k], ref(initial_seen_by_[k]));
         }
         report(Anomaly::kUnwrittenRead,
                fmt::format("{} read key {} at version {}, which no transaction wrote ({})", ref(t), key, v, initial),
@@ -286,8 +285,8 @@ uint32_t Checker::resolve_absent_read(uint32_t t, uint32_t k) {
     if (own == first) {
       if (initially_absent(k)) return kInitialPos;
       report(Anomaly::kAbsentRead,
-             fmt::format("{} read key {} as absent, but its write (version {}) replaced the initial version {}",
-                         ref(t), key, vers_[own].version, initial_version_[k]),
+             fmt::format("{} read key {} as absent, but its write (version {}) replaced the initial version {}", ref(t),
+                         key, vers_[own].version, initial_version_[k]),
              {t});
       return kNone;
     }

@@ -75,26 +75,26 @@ struct TxnRef {
 struct CycleStep {
   TxnRef from, to;
   EdgeKind kind = EdgeKind::kWW;
-  std::string key;             // ww/wr/rw: the key; empty for rt
-  uint64_t from_version = 0;   // ww: from's version; wr: version read; rw: version read by `from` (0 = absent)
-  uint64_t to_version = 0;     // ww/rw: to's version; wr: same as from_version
-  int64_t from_end_ns = 0;     // rt: from ended ...
-  int64_t to_start_ns = 0;     // ... before to started
+  std::string key;            // ww/wr/rw: the key; empty for rt
+  uint64_t from_version = 0;  // ww: from's version; wr: version read; rw: version read by `from` (0 = absent)
+  uint64_t to_version = 0;    // ww/rw: to's version; wr: same as from_version
+  int64_t from_end_ns = 0;    // rt: from ended ...
+  int64_t to_start_ns = 0;    // ... before to started
 };
 
 struct Violation {
   Anomaly kind = Anomaly::kG0;
-  std::string message;             // self-contained, names transactions, keys and versions
-  std::vector<TxnRef> txns;        // the transactions involved
-  std::vector<CycleStep> cycle;    // for cycle kinds: the cycle, in order (last step returns to the first txn)
+  std::string message;           // self-contained, names transactions, keys and versions
+  std::vector<TxnRef> txns;      // the transactions involved
+  std::vector<CycleStep> cycle;  // for cycle kinds: the cycle, in order (last step returns to the first txn)
 };
 
 struct CheckOptions {
   std::string load_type = "load";  // committed records of this type are the initial state (see above)
   bool infer_initial = true;
-  int64_t rt_slack_ns = 0;         // tolerated clock skew between coordinators; 0 on one machine
-  bool check_real_time = true;     // false: check serializability only
-  size_t max_examples = 10;        // detailed violations kept per kind (all are counted)
+  int64_t rt_slack_ns = 0;      // tolerated clock skew between coordinators; 0 on one machine
+  bool check_real_time = true;  // false: check serializability only
+  size_t max_examples = 10;     // detailed violations kept per kind (all are counted)
 };
 
 struct CheckStats {
@@ -107,7 +107,7 @@ struct CheckStats {
 };
 
 struct CheckReport {
-  std::vector<Violation> violations;          // up to max_examples per kind
+  std::vector<Violation> violations;             // up to max_examples per kind
   std::array<uint64_t, kAnomalyKinds> counts{};  // every violation found, per kind
   CheckStats stats;
   bool ok() const;

@@ -62,8 +62,8 @@ class Checker {
   CheckReport out_;
   std::array<std::vector<Violation>, kAnomalyKinds> examples_;
 
-  std::vector<const txn::TxRecord*> txn_;    // graph node -> committed, non-load record
-  std::vector<int64_t> start_, end_;          // per node (dense copies: real-time checks touch them at random)
+  std::vector<const txn::TxRecord*> txn_;  // graph node -> committed, non-load record
+  std::vector<int64_t> start_, end_;       // per node (dense copies: real-time checks touch them at random)
   std::vector<const txn::TxRecord*> load_;
   std::vector<const txn::TxRecord*> aborted_;
   KeyTable keys_;

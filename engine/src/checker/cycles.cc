@@ -16,10 +16,14 @@ namespace {
 // Weaker dependencies first: a cycle is classified by the weakest kinds that close it.
 int strength(EdgeKind k) {
   switch (k) {
-    case EdgeKind::kWW: return 0;
-    case EdgeKind::kWR: return 1;
-    case EdgeKind::kRW: return 2;
-    case EdgeKind::kRT: return 3;
+    case EdgeKind::kWW:
+      return 0;
+    case EdgeKind::kWR:
+      return 1;
+    case EdgeKind::kRW:
+      return 2;
+    case EdgeKind::kRT:
+      return 3;
   }
   return 3;
 }

@@ -1,8 +1,8 @@
 #include "checker/history_io.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include <fstream>
 
 #include "checker/history_parse.h"
 

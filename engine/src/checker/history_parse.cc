@@ -1,8 +1,8 @@
 #include "checker/history_parse.h"
 
-#include <limits>
-
 #include <fmt/format.h>
+
+#include <limits>
 
 namespace rdx::checker::detail {
 namespace {
@@ -160,16 +160,35 @@ class Cursor {
     char e = s_[pos_ + 1];
     pos_ += 2;
     switch (e) {
-      case '"': out += '"'; return true;
-      case '\\': out += '\\'; return true;
-      case '/': out += '/'; return true;
-      case 'b': out += '\b'; return true;
-      case 'f': out += '\f'; return true;
-      case 'n': out += '\n'; return true;
-      case 'r': out += '\r'; return true;
-      case 't': out += '\t'; return true;
-      case 'u': break;
-      default: pos_ -= 2; return syntax("a valid escape sequence");
+      case '"':
+        out += '"';
+        return true;
+      case '\\':
+        out += '\\';
+        return true;
+      case '/':
+        out += '/';
+        return true;
+      case 'b':
+        out += '\b';
+        return true;
+      case 'f':
+        out += '\f';
+        return true;
+      case 'n':
+        out += '\n';
+        return true;
+      case 'r':
+        out += '\r';
+        return true;
+      case 't':
+        out += '\t';
+        return true;
+      case 'u':
+        break;
+      default:
+        pos_ -= 2;
+        return syntax("a valid escape sequence");
     }
     unsigned cp = 0;
     for (int i = 0; i < 4; ++i, ++pos_) {
@@ -256,13 +275,20 @@ bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& err
     if (seen & bit) return c.fail(fmt::format("duplicate field \"{}\"", key));
     seen |= bit;
     switch (bit) {
-      case kId: return c.uint(r.id, "id");
-      case kType: return c.string(r.type, "type");
-      case kStart: return c.int64(r.start_ns, "start");
-      case kEnd: return c.int64(r.end_ns, "end");
-      case kCommitted: return c.boolean(r.committed, "committed");
-      case kReads: return parse_reads(c, r.reads);
-      default: return parse_writes(c, r.writes);
+      case kId:
+        return c.uint(r.id, "id");
+      case kType:
+        return c.string(r.type, "type");
+      case kStart:
+        return c.int64(r.start_ns, "start");
+      case kEnd:
+        return c.int64(r.end_ns, "end");
+      case kCommitted:
+        return c.boolean(r.committed, "committed");
+      case kReads:
+        return parse_reads(c, r.reads);
+      default:
+        return parse_writes(c, r.writes);
     }
   });
   if (!ok) return false;

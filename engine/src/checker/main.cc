@@ -1,11 +1,10 @@
 // rdx-check: verifies that a recorded history (rdx-history JSON lines, see history_io.h) is strictly serializable.
 // Exit status: 0 no violation, 1 violations found, 2 bad input (unreadable or malformed file, bad options).
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "checker/checker.h"
@@ -45,10 +44,18 @@ nlohmann::json report_json(const rdx::checker::CheckReport& r) {
           {"counts", counts},
           {"violations", violations},
           {"stats",
-           {{"committed", s.committed}, {"aborted", s.aborted}, {"load", s.load}, {"keys", s.keys},
-            {"versions", s.versions}, {"reads", s.reads}, {"edges", s.edges},
-            {"unresolved_absent_reads", s.unresolved_absent_reads}, {"index_ms", s.index_ms},
-            {"graph_ms", s.graph_ms}, {"cycles_ms", s.cycles_ms}, {"cpu_ms", s.cpu_ms}}}};
+           {{"committed", s.committed},
+            {"aborted", s.aborted},
+            {"load", s.load},
+            {"keys", s.keys},
+            {"versions", s.versions},
+            {"reads", s.reads},
+            {"edges", s.edges},
+            {"unresolved_absent_reads", s.unresolved_absent_reads},
+            {"index_ms", s.index_ms},
+            {"graph_ms", s.graph_ms},
+            {"cycles_ms", s.cycles_ms},
+            {"cpu_ms", s.cpu_ms}}}};
 }
 
 }  // namespace

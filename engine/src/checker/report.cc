@@ -8,44 +8,70 @@ namespace rdx::checker {
 
 const char* anomaly_name(Anomaly a) {
   switch (a) {
-    case Anomaly::kG0: return "G0";
-    case Anomaly::kG1c: return "G1c";
-    case Anomaly::kGSingle: return "G-single";
-    case Anomaly::kG2: return "G2";
-    case Anomaly::kRealTime: return "real-time";
-    case Anomaly::kAbortedRead: return "aborted-read (G1a)";
-    case Anomaly::kUnwrittenRead: return "unwritten-read";
-    case Anomaly::kDeletedRead: return "deleted-version-read";
-    case Anomaly::kOwnWriteRead: return "own-write-read";
-    case Anomaly::kAbsentRead: return "impossible-absent-read";
-    case Anomaly::kDuplicateWrite: return "duplicate-version";
+    case Anomaly::kG0:
+      return "G0";
+    case Anomaly::kG1c:
+      return "G1c";
+    case Anomaly::kGSingle:
+      return "G-single";
+    case Anomaly::kG2:
+      return "G2";
+    case Anomaly::kRealTime:
+      return "real-time";
+    case Anomaly::kAbortedRead:
+      return "aborted-read (G1a)";
+    case Anomaly::kUnwrittenRead:
+      return "unwritten-read";
+    case Anomaly::kDeletedRead:
+      return "deleted-version-read";
+    case Anomaly::kOwnWriteRead:
+      return "own-write-read";
+    case Anomaly::kAbsentRead:
+      return "impossible-absent-read";
+    case Anomaly::kDuplicateWrite:
+      return "duplicate-version";
   }
   return "unknown";
 }
 
 const char* anomaly_description(Anomaly a) {
   switch (a) {
-    case Anomaly::kG0: return "cycle of write-write dependencies";
-    case Anomaly::kG1c: return "cycle of write and read dependencies (circular information flow)";
-    case Anomaly::kGSingle: return "cycle with one anti-dependency (lost update, read skew, fractured read)";
-    case Anomaly::kG2: return "cycle with several anti-dependencies (write skew)";
-    case Anomaly::kRealTime: return "serializable only against real time (a transaction saw the past)";
-    case Anomaly::kAbortedRead: return "read a version only an aborted transaction wrote";
-    case Anomaly::kUnwrittenRead: return "read a version no transaction wrote";
-    case Anomaly::kDeletedRead: return "read a delete's version as a value";
-    case Anomaly::kOwnWriteRead: return "read the version its own write created";
-    case Anomaly::kAbsentRead: return "read a key as absent where no absent state fits";
-    case Anomaly::kDuplicateWrite: return "two committed transactions created the same version";
+    case Anomaly::kG0:
+      return "cycle of write-write dependencies";
+    case Anomaly::kG1c:
+      return "cycle of write and read dependencies (circular information flow)";
+    case Anomaly::kGSingle:
+      return "cycle with one anti-dependency (lost update, read skew, fractured read)";
+    case Anomaly::kG2:
+      return "cycle with several anti-dependencies (write skew)";
+    case Anomaly::kRealTime:
+      return "serializable only against real time (a transaction saw the past)";
+    case Anomaly::kAbortedRead:
+      return "read a version only an aborted transaction wrote";
+    case Anomaly::kUnwrittenRead:
+      return "read a version no transaction wrote";
+    case Anomaly::kDeletedRead:
+      return "read a delete's version as a value";
+    case Anomaly::kOwnWriteRead:
+      return "read the version its own write created";
+    case Anomaly::kAbsentRead:
+      return "read a key as absent where no absent state fits";
+    case Anomaly::kDuplicateWrite:
+      return "two committed transactions created the same version";
   }
   return "unknown";
 }
 
 const char* edge_name(EdgeKind e) {
   switch (e) {
-    case EdgeKind::kWW: return "ww";
-    case EdgeKind::kWR: return "wr";
-    case EdgeKind::kRW: return "rw";
-    case EdgeKind::kRT: return "rt";
+    case EdgeKind::kWW:
+      return "ww";
+    case EdgeKind::kWR:
+      return "wr";
+    case EdgeKind::kRW:
+      return "rw";
+    case EdgeKind::kRT:
+      return "rt";
   }
   return "?";
 }
@@ -160,11 +186,11 @@ void Checker::report_cycle(const std::vector<Hop>& hops, std::vector<uint8_t>& r
     steps.push_back(justify(from, hops[j].node, kind));
     nodes.push_back(from);
   }
-  Anomaly kind = rt > 0 ? Anomaly::kRealTime
-                 : rw > 1 ? Anomaly::kG2
+  Anomaly kind = rt > 0    ? Anomaly::kRealTime
+                 : rw > 1  ? Anomaly::kG2
                  : rw == 1 ? Anomaly::kGSingle
-                 : wr > 0 ? Anomaly::kG1c
-                          : Anomaly::kG0;
+                 : wr > 0  ? Anomaly::kG1c
+                           : Anomaly::kG0;
   std::string text = fmt::format("cycle of {} transactions: {}", steps.size(), txn_text(steps.front().from));
   for (const auto& s : steps) text += fmt::format(" {} {}", step_text(s), txn_text(s.to));
   Violation* v = report(kind, std::move(text), std::move(nodes));

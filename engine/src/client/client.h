@@ -20,8 +20,8 @@ class ClientTransport {
  public:
   // One transport for `threads` clients of this process (client node ids are random, >= kFirstClientNode).
   // `call_timeout`: how long a request may wait for its response (long for benchmark control calls).
-  static Result<std::unique_ptr<ClientTransport>> create(const server::Topology& topo, uint16_t threads,
-                                                         std::chrono::milliseconds call_timeout = std::chrono::seconds(5));
+  static Result<std::unique_ptr<ClientTransport>> create(
+      const server::Topology& topo, uint16_t threads, std::chrono::milliseconds call_timeout = std::chrono::seconds(5));
   transport::Transport& transport() { return *t_; }
   const server::Topology& topology() const { return topo_; }
   std::chrono::milliseconds call_timeout() const { return call_timeout_; }

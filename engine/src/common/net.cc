@@ -77,7 +77,8 @@ Result<UniqueFd> connect_tcp_nonblocking(const std::string& host, uint16_t port)
   set_nodelay(fd.get());
   int rc = ::connect(fd.get(), (*res)->ai_addr, (*res)->ai_addrlen);
   freeaddrinfo(*res);
-  if (rc < 0 && errno != EINPROGRESS) return error(Code::kUnavailable, "connect {}:{}: {}", host, port, strerror(errno));
+  if (rc < 0 && errno != EINPROGRESS)
+    return error(Code::kUnavailable, "connect {}:{}: {}", host, port, strerror(errno));
   return fd;
 }
 
@@ -106,13 +107,14 @@ Status io_full(int fd, size_t n, int timeout_ms, short events, Op op, const char
 
 Status read_full(int fd, void* buf, size_t n, int timeout_ms) {
   auto* b = static_cast<char*>(buf);
-  return io_full(fd, n, timeout_ms, POLLIN, [&](size_t off) { return ::read(fd, b + off, n - off); }, "read");
+  return io_full(
+      fd, n, timeout_ms, POLLIN, [&](size_t off) { return ::read(fd, b + off, n - off); }, "read");
 }
 
 Status write_full(int fd, const void* buf, size_t n, int timeout_ms) {
   auto* b = static_cast<const char*>(buf);
-  return io_full(fd, n, timeout_ms, POLLOUT,
-                 [&](size_t off) { return ::send(fd, b + off, n - off, MSG_NOSIGNAL); }, "write");
+  return io_full(
+      fd, n, timeout_ms, POLLOUT, [&](size_t off) { return ::send(fd, b + off, n - off, MSG_NOSIGNAL); }, "write");
 }
 
 }  // namespace rdx::net

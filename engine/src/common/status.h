@@ -1,12 +1,12 @@
 #pragma once
 // Error values for the engine. Exceptions never cross thread boundaries (and are not used on hot paths); fallible
 // functions return Status or Result<T>.
+#include <fmt/format.h>
+
 #include <cassert>
 #include <string>
 #include <utility>
 #include <variant>
-
-#include <fmt/format.h>
 
 namespace rdx {
 
@@ -52,7 +52,7 @@ Status error(Code code, fmt::format_string<Args...> f, Args&&... args) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}                                       // NOLINT(google-explicit-constructor)
   Result(Status s) : v_(std::move(s)) { assert(!std::get<Status>(v_).is_ok()); }  // NOLINT
   bool is_ok() const { return v_.index() == 0; }
   explicit operator bool() const { return is_ok(); }
@@ -71,10 +71,10 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
-#define RDX_RETURN_IF_ERROR(expr)        \
-  do {                                   \
-    ::rdx::Status _st = (expr);          \
-    if (!_st.is_ok()) return _st;        \
+#define RDX_RETURN_IF_ERROR(expr) \
+  do {                            \
+    ::rdx::Status _st = (expr);   \
+    if (!_st.is_ok()) return _st; \
   } while (0)
 
 }  // namespace rdx

@@ -51,10 +51,9 @@ void Writer::gauge(const std::string& name, const std::string& help, double valu
   sample(name, labels, value);
 }
 
-void Writer::histogram_ns(const std::string& name, const std::string& help, const Histogram& h,
-                          const Labels& labels) {
-  static constexpr double kBoundsSec[] = {1e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
-                                          2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+void Writer::histogram_ns(const std::string& name, const std::string& help, const Histogram& h, const Labels& labels) {
+  static constexpr double kBoundsSec[] = {1e-6, 5e-6,   1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
+                                          1e-2, 2.5e-2, 5e-2, 0.1,    0.25, 0.5,  1,      2.5,  5,    10};
   header(name, help, "histogram");
   // Cumulative counts per bound: sum the fine-grained buckets whose upper bound is within it.
   uint64_t cum = 0;

@@ -13,8 +13,7 @@ namespace rdx::rpc {
 class Writer {
  public:
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  Writer& put(const T& v) {
+  requires std::is_trivially_copyable_v<T> Writer& put(const T& v) {
     out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
     return *this;
   }
@@ -38,8 +37,7 @@ class Reader {
   explicit Reader(std::string_view in) : p_(reinterpret_cast<const std::byte*>(in.data())), left_(in.size()) {}
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  T get() {
+  requires std::is_trivially_copyable_v<T> T get() {
     T v{};
     if (!ok_ || left_ < sizeof(T)) {
       ok_ = false;

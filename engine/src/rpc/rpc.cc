@@ -1,9 +1,9 @@
 #include "rpc/rpc.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 namespace rdx::rpc {
 
@@ -88,8 +88,8 @@ void Rpc::respond(const ReplyTo& to, Code status, std::span<const std::byte> pay
   if (!st.is_ok()) {
     // The requester is gone (its calls fail there) or the response is too large: answer with the error instead.
     if (st.code() == Code::kInvalidArgument) {
-      MsgHeader eh{to.type, static_cast<uint8_t>(MsgKind::kResponse), static_cast<uint8_t>(Code::kResourceExhausted),
-                   0, to.id};
+      MsgHeader eh{to.type, static_cast<uint8_t>(MsgKind::kResponse), static_cast<uint8_t>(Code::kResourceExhausted), 0,
+                   to.id};
       (void)append(to.conn, eh, {});
     }
   }
@@ -201,8 +201,12 @@ bool Rpc::start_onesided(OneSidedAwaiter* a) {
   auto cookie = reinterpret_cast<uint64_t>(a);
   Status st;
   switch (a->op_) {
-    case OneSidedAwaiter::Op::kRead: st = ep_.read(a->conn_, a->remote_, a->local_, a->len_, cookie); break;
-    case OneSidedAwaiter::Op::kWrite: st = ep_.write(a->conn_, a->remote_, a->local_, a->len_, cookie, true); break;
+    case OneSidedAwaiter::Op::kRead:
+      st = ep_.read(a->conn_, a->remote_, a->local_, a->len_, cookie);
+      break;
+    case OneSidedAwaiter::Op::kWrite:
+      st = ep_.write(a->conn_, a->remote_, a->local_, a->len_, cookie, true);
+      break;
     case OneSidedAwaiter::Op::kCas:
       st = ep_.cas(a->conn_, a->remote_, a->arg0_, a->arg1_, static_cast<uint64_t*>(a->local_), cookie);
       break;

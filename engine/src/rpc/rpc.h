@@ -31,8 +31,8 @@ using transport::ConnId;
 
 struct RpcConfig {
   uint32_t epoch = 1;
-  bool batching = true;              // false: one message per packet (for comparison)
-  size_t max_batch_bytes = 4096;     // packet bytes before a batch is closed (<= the endpoint's max_packet)
+  bool batching = true;           // false: one message per packet (for comparison)
+  size_t max_batch_bytes = 4096;  // packet bytes before a batch is closed (<= the endpoint's max_packet)
   size_t max_batch_messages = 64;
   std::chrono::milliseconds call_timeout{5000};
 };
@@ -65,8 +65,8 @@ using ConnHandler = std::function<void(const transport::Completion&)>;
 
 struct RpcStats {
   uint64_t messages_sent = 0, packets_sent = 0, messages_received = 0, packets_received = 0;
-  uint64_t bad_packets = 0;      // malformed packets dropped whole
-  uint64_t unknown_types = 0;    // messages without a handler (requests get kUnsupported)
+  uint64_t bad_packets = 0;    // malformed packets dropped whole
+  uint64_t unknown_types = 0;  // messages without a handler (requests get kUnsupported)
   uint64_t ack_ranges_sent = 0, acks_covered = 0;
   uint64_t calls_failed = 0, calls_timed_out = 0, late_responses = 0;
 };
@@ -166,7 +166,7 @@ class Rpc {
   friend class CallAwaiter;
   friend class OneSidedAwaiter;
 
-  struct AckRecv {  // receiver side of one (connection, type) ackable flow
+  struct AckRecv {              // receiver side of one (connection, type) ackable flow
     uint64_t next = 1;          // lowest id not yet acknowledged by the handler
     uint64_t emitted_upto = 0;  // last id covered by an emitted range
     std::set<uint64_t> done_ahead;
@@ -212,8 +212,7 @@ class Rpc {
 
 // Payload helpers: messages are plain structs plus byte strings, copied with memcpy.
 template <typename T>
-  requires std::is_trivially_copyable_v<T>
-std::span<const std::byte> as_bytes_of(const T& v) {
+requires std::is_trivially_copyable_v<T> std::span<const std::byte> as_bytes_of(const T& v) {
   return {reinterpret_cast<const std::byte*>(&v), sizeof(T)};
 }
 inline std::span<const std::byte> as_bytes_of(std::string_view s) {

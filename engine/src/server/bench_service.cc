@@ -1,8 +1,8 @@
 #include "server/bench_service.h"
 
-#include <chrono>
-
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 
 #include "checker/history_io.h"
 #include "rpc/codec.h"
@@ -25,7 +25,7 @@ void respond_error(rpc::Rpc& rpc, const rpc::ReplyTo& to, const Status& st) {
 // Per transaction type of one run.
 struct TypeStats {
   uint64_t by_status[5] = {0, 0, 0, 0, 0};  // workload::TxStatus
-  Histogram latency;                       // committed attempts, ns
+  Histogram latency;                        // committed attempts, ns
   std::string first_error;
 };
 }  // namespace

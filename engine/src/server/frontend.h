@@ -20,11 +20,11 @@ class Protocol;
 
 struct FrontendEnv {
   WorkerContext& ctx;
-  Protocol& protocol;           // single-key operations (GET/SET/DEL)
-  txn::TxnService* txn;         // transactions (MULTI/EXEC/WATCH, INCR); null until the node runs a txn protocol
+  Protocol& protocol;    // single-key operations (GET/SET/DEL)
+  txn::TxnService* txn;  // transactions (MULTI/EXEC/WATCH, INCR); null until the node runs a txn protocol
   std::string listen_host;
-  uint16_t port;                // every worker binds it with SO_REUSEPORT; the kernel spreads connections
-  std::string password;         // empty: no AUTH required
+  uint16_t port;                      // every worker binds it with SO_REUSEPORT; the kernel spreads connections
+  std::string password;               // empty: no AUTH required
   std::function<std::string()> info;  // INFO text of the node (sections "# Server", "# Keyspace", ...)
 };
 

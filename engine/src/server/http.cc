@@ -1,11 +1,12 @@
 #include "server/http.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
+#include "common/thread.h"
 
 namespace rdx::server {
 
@@ -15,13 +16,20 @@ constexpr int kIoTimeoutMs = 2000;
 
 const char* reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 }  // namespace
@@ -34,7 +42,7 @@ Status HttpServer::start(const std::string& host, uint16_t port) {
   listen_ = std::move(fd.value());
   port_ = port;
   stop_ = net::UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  thread_ = std::thread([this] { serve(); });
+  thread_ = start_thread([this] { serve(); });
   return Status::ok();
 }
 
@@ -91,9 +99,12 @@ void HttpServer::handle(int fd) {
       if (size_t q = path.find('?'); q != std::string::npos) path.resize(q);
       head = method == "HEAD";
       auto it = routes_.find(path);
-      if (method != "GET" && !head) resp = {405, "text/plain", "only GET and HEAD\n"};
-      else if (it == routes_.end()) resp = {404, "text/plain", "not found\n"};
-      else resp = it->second();
+      if (method != "GET" && !head)
+        resp = {405, "text/plain", "only GET and HEAD\n"};
+      else if (it == routes_.end())
+        resp = {404, "text/plain", "not found\n"};
+      else
+        resp = it->second();
     }
   }
   std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -1,12 +1,11 @@
 // rdxd: the rdx node daemon.
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "server/node.h"
 #include "server/resp/resp_frontend.h"

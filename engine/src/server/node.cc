@@ -1,16 +1,18 @@
 #include "server/node.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <fstream>
-
-#include <spdlog/spdlog.h>
 
 #include "server/worker.h"
 
 namespace rdx::server {
 
 Node::Node(Topology topo, NodeOptions opts, uint16_t self)
-    : topo_(std::move(topo)), opts_(std::move(opts)), self_(self),
+    : topo_(std::move(topo)),
+      opts_(std::move(opts)),
+      self_(self),
       shared_(std::make_unique<NodeShared>(topo_.nodes.size(), topo_.workers)) {}
 
 Node::~Node() { stop(); }
@@ -39,7 +41,8 @@ Status Node::start() {
   auto arena = MemoryBlock::allocate(size_t{topo_.memory_mb} << 20, topo_.hugepages);
   if (!arena) return arena.status();
   arena_ = std::move(arena.value());
-  spdlog::info("node {}: store arena {} MiB on {} pages", me.name, arena_.size() >> 20, arena_.huge() ? "2 MB huge" : "4 KB");
+  spdlog::info("node {}: store arena {} MiB on {} pages", me.name, arena_.size() >> 20,
+               arena_.huge() ? "2 MB huge" : "4 KB");
   store::TableConfig tc;
   tc.arena = arena_.span();
   auto table = store::HashTable::create(tc);
@@ -132,7 +135,8 @@ bool Node::ready() const {
 
 std::string Node::readiness_detail() const {
   std::string s = fmt::format("node {} in_sync={}", spec().name, shared_->in_sync());
-  for (size_t i = 0; i < workers_.size(); ++i) s += fmt::format(" worker{}_peers_up={}", i, workers_[i]->snapshot().peers_up);
+  for (size_t i = 0; i < workers_.size(); ++i)
+    s += fmt::format(" worker{}_peers_up={}", i, workers_[i]->snapshot().peers_up);
   return s + "\n";
 }
 
@@ -175,10 +179,13 @@ void Node::register_metrics() {
       l.emplace_back("transport", topo_.transport);
       const auto& t = s.transport;
       w.counter("rdx_transport_packets_sent_total", "Packets sent.", static_cast<double>(t.packets_sent), l);
-      w.counter("rdx_transport_packets_received_total", "Packets received.", static_cast<double>(t.packets_received), l);
+      w.counter("rdx_transport_packets_received_total", "Packets received.", static_cast<double>(t.packets_received),
+                l);
       w.counter("rdx_transport_bytes_sent_total", "Bytes sent.", static_cast<double>(t.bytes_sent), l);
-      w.counter("rdx_transport_doorbells_total", "Doorbells (flushes that posted work).", static_cast<double>(t.doorbells), l);
-      w.counter("rdx_transport_onesided_issued_total", "One-sided operations issued.", static_cast<double>(t.onesided_issued), l);
+      w.counter("rdx_transport_doorbells_total", "Doorbells (flushes that posted work).",
+                static_cast<double>(t.doorbells), l);
+      w.counter("rdx_transport_onesided_issued_total", "One-sided operations issued.",
+                static_cast<double>(t.onesided_issued), l);
       w.counter("rdx_transport_onesided_emulated_total",
                 "One-sided operations from peers executed by this node's CPU (tcp transport emulation).",
                 static_cast<double>(t.onesided_served), l);
@@ -190,8 +197,10 @@ void Node::register_metrics() {
       w.counter("rdx_rpc_messages_sent_total", "RPC messages sent.", static_cast<double>(r.messages_sent), l);
       w.counter("rdx_rpc_packets_sent_total", "RPC packets (batches) sent.", static_cast<double>(r.packets_sent), l);
       w.counter("rdx_rpc_bad_packets_total", "Malformed RPC packets dropped.", static_cast<double>(r.bad_packets), l);
-      w.counter("rdx_rpc_ack_ranges_total", "Smart acks sent (each covers a range of ids).", static_cast<double>(r.ack_ranges_sent), l);
-      w.counter("rdx_rpc_acks_covered_total", "Ids acknowledged by smart acks.", static_cast<double>(r.acks_covered), l);
+      w.counter("rdx_rpc_ack_ranges_total", "Smart acks sent (each covers a range of ids).",
+                static_cast<double>(r.ack_ranges_sent), l);
+      w.counter("rdx_rpc_acks_covered_total", "Ids acknowledged by smart acks.", static_cast<double>(r.acks_covered),
+                l);
       w.counter("rdx_rpc_calls_timed_out_total", "Calls that timed out.", static_cast<double>(r.calls_timed_out), l);
       for (int op = 0; op < 3; ++op) {
         metrics::Labels lo = base;

@@ -21,10 +21,10 @@ namespace rdx::server {
 class Worker;
 
 struct NodeOptions {
-  std::string node_name;             // which topology entry is this process
+  std::string node_name;  // which topology entry is this process
   std::string listen_host = "0.0.0.0";
   std::string http_host = "0.0.0.0";
-  bool busy_poll = false;            // workers never block (lowest latency, burns a core each)
+  bool busy_poll = false;  // workers never block (lowest latency, burns a core each)
 };
 
 inline constexpr transport::RegionId kStoreRegion = 1;

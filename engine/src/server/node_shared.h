@@ -81,7 +81,6 @@ class NodeShared {
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   void set_stopping() { stopping_.store(true, std::memory_order_release); }
 
-
  private:
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<uint64_t> member_gen_{1};

@@ -32,7 +32,7 @@ class WorkerContext {
   virtual store::HashTable& table() = 0;
   virtual store::Session& session() = 0;
   virtual const Topology& topology() const = 0;
-  virtual uint16_t self() const = 0;          // this node's id
+  virtual uint16_t self() const = 0;  // this node's id
   virtual uint16_t worker_index() const = 0;
   // This worker's connection to the same-index worker of node `node`, if it is up.
   virtual std::optional<transport::ConnId> peer(uint16_t node) const = 0;

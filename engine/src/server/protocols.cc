@@ -41,7 +41,8 @@ class TxnSingleKey final : public Protocol {
     KvResult out;
     out.version = w.version;
     switch (w.outcome) {
-      case txn::Outcome::kCommitted: break;
+      case txn::Outcome::kCommitted:
+        break;
       case txn::Outcome::kAborted:
         out.status = Code::kBusy;
         out.error = "the key stayed locked by concurrent transactions; retry";

@@ -1,8 +1,8 @@
 #include "server/recovery.h"
 
-#include <random>
-
 #include <spdlog/spdlog.h>
+
+#include <random>
 
 #include "rpc/codec.h"
 #include "server/node_shared.h"
@@ -34,7 +34,7 @@ void Recovery::start(bool drive) {
     rpc::Writer w;
     w.put(static_cast<uint8_t>(ctx_.shared().in_sync() ? 1 : 0));
     w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.shared().member(in.peer_node)
-                                                                            : MemberState::kInSync));
+                                                                           : MemberState::kInSync));
     ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   });
   rpc.on(kJoin, [this](const rpc::Incoming& in) {
@@ -203,9 +203,8 @@ Task<bool> Recovery::copy_from(uint16_t source) {
       auto version = rd.get<uint64_t>();
       auto flags = rd.get<uint64_t>();
       if (!rd.ok()) break;
-      bool applied = ctx_.shared().apply_snapshot(key, version, [&] {
-        ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags);
-      });
+      bool applied = ctx_.shared().apply_snapshot(
+          key, version, [&] { ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags); });
       applied ? ++copied : ++skipped;
     }
     if (!rd.done()) {
@@ -242,9 +241,8 @@ void Recovery::serve_scan(const rpc::Incoming& in) {
     }
     if (count > 0 && items.data().size() + it.key.size() + it.value.size() + 32 > kScanPageBytes) break;
     // A value written by a transaction not yet known committed stays hidden from single-key reads at the copy too.
-    uint64_t flags = (it.lock_word & (txn::lockword::kLocked | txn::lockword::kNotReadable)) != 0
-                         ? txn::lockword::kNotReadable
-                         : 0;
+    uint64_t flags =
+        (it.lock_word & (txn::lockword::kLocked | txn::lockword::kNotReadable)) != 0 ? txn::lockword::kNotReadable : 0;
     items.bytes(it.key).bytes(it.value).put(it.version).put(flags);
     ++count;
     s.pending.pop_front();

@@ -3,10 +3,9 @@
 #include <arpa/inet.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "common/hash.h"
 
@@ -45,7 +44,8 @@ class Reader {
     const json& v = obj_.at(key);
     if (!v.is_number_integer()) return error(Code::kInvalidArgument, "{}.{}: must be an integer", where(), key);
     int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) return error(Code::kInvalidArgument, "{}.{}: {} is out of range {}..{}", where(), key, x, lo, hi);
+    if (x < lo || x > hi)
+      return error(Code::kInvalidArgument, "{}.{}: {} is out of range {}..{}", where(), key, x, lo, hi);
     *out = static_cast<T>(x);
     return Status::ok();
   }
@@ -143,14 +143,16 @@ Status parse_nodes(const Reader& r, Topology& t) {
 
 Status parse_shards(const Reader& r, Topology& t) {
   const json& arr = r.raw().contains("shards") ? r.raw().at("shards") : json();
-  if (!arr.is_array() || arr.empty()) return error(Code::kInvalidArgument, "topology.shards: must be a non-empty array");
+  if (!arr.is_array() || arr.empty())
+    return error(Code::kInvalidArgument, "topology.shards: must be a non-empty array");
   for (size_t i = 0; i < arr.size(); ++i) {
     Reader s(arr[i], fmt::format("topology.shards[{}]", i));
     RDX_RETURN_IF_ERROR(s.check_object());
     RDX_RETURN_IF_ERROR(s.only({"id", "members"}));
     ShardSpec sh;
     RDX_RETURN_IF_ERROR(s.integer("id", &sh.id, 0, 1 << 20, true));
-    if (sh.id != i) return error(Code::kInvalidArgument, "{}.id: shard ids must be 0..N-1 in order (got {})", s.where(), sh.id);
+    if (sh.id != i)
+      return error(Code::kInvalidArgument, "{}.id: shard ids must be 0..N-1 in order (got {})", s.where(), sh.id);
     const json& mem = s.raw().contains("members") ? s.raw().at("members") : json();
     if (!mem.is_array() || mem.empty() || mem.size() > 7)
       return error(Code::kInvalidArgument, "{}.members: must be an array of 1..7 node names", s.where());
@@ -162,8 +164,8 @@ Status parse_shards(const Reader& r, Topology& t) {
       if (n->role != Role::kData)
         return error(Code::kInvalidArgument, "{}.members: node '{}' is not a data node", s.where(), n->name);
       if (n->shard >= 0)
-        return error(Code::kInvalidArgument, "{}.members: node '{}' is already a member of shard {}", s.where(), n->name,
-                     n->shard);
+        return error(Code::kInvalidArgument, "{}.members: node '{}' is already a member of shard {}", s.where(),
+                     n->name, n->shard);
       t.nodes[n->id].shard = static_cast<int>(i);
       sh.members.push_back(n->id);
     }
@@ -193,8 +195,8 @@ Result<Topology> parse_topology(std::string_view text) {
   if (doc.is_discarded()) return error(Code::kInvalidArgument, "topology: not valid JSON");
   Reader r(doc, "topology");
   RDX_RETURN_IF_ERROR(r.check_object());
-  RDX_RETURN_IF_ERROR(r.only({"cluster", "epoch", "transport", "workers", "memory_mb", "replication", "txn", "auth",
-                              "shards", "nodes"}));
+  RDX_RETURN_IF_ERROR(r.only(
+      {"cluster", "epoch", "transport", "workers", "memory_mb", "replication", "txn", "auth", "shards", "nodes"}));
   Topology t;
   RDX_RETURN_IF_ERROR(r.str("cluster", &t.cluster, true));
   if (!is_dns_label(t.cluster))

@@ -1,11 +1,11 @@
 #include "server/worker.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
+#include "common/thread.h"
 #include "rpc/codec.h"
 #include "server/node.h"
 
@@ -40,7 +40,7 @@ std::optional<transport::ConnId> Worker::peer(uint16_t node) const {
 
 Status Worker::start() {
   wake_ = net::UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  thread_ = std::thread([this] { run(); });
+  thread_ = start_thread([this] { run(); });
   while (!init_done_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return init_status_;
 }
@@ -86,8 +86,10 @@ Status Worker::init_in_thread() {
   bench_ = std::make_unique<BenchService>(*this, *txn_);
   bench_->start();
   if (node_.frontend_factory() && node_.spec().redis_port != 0) {
-    FrontendEnv env{*this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port,
-                    node_.password(), [this] { return node_.info_text(); }};
+    FrontendEnv env{
+        *this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port, node_.password(), [this] {
+          return node_.info_text();
+        }};
     auto fe = node_.frontend_factory()(std::move(env));
     if (!fe) return fe.status();
     frontend_ = std::move(fe.value());

@@ -27,11 +27,11 @@ class Node;
 struct WorkerSnapshot {
   transport::EndpointStats transport;
   rpc::RpcStats rpc;
-  uint64_t ops[3] = {0, 0, 0};       // get, put, del served through the client API
+  uint64_t ops[3] = {0, 0, 0};  // get, put, del served through the client API
   uint64_t op_errors[3] = {0, 0, 0};
-  Histogram latency[3];              // server-side latency of client ops, ns
+  Histogram latency[3];  // server-side latency of client ops, ns
   uint64_t inflight = 0;
-  bool peers_up = false;             // connected to every node it needs (readiness)
+  bool peers_up = false;  // connected to every node it needs (readiness)
 };
 
 class Worker final : public WorkerContext {
@@ -95,7 +95,7 @@ class Worker final : public WorkerContext {
   std::unique_ptr<Frontend> frontend_;
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<BenchService> bench_;  // the Redis endpoint, when the node serves one
-  std::vector<Peer> peers_;  // by node id
+  std::vector<Peer> peers_;              // by node id
 
   WorkerSnapshot live_;  // owned by the worker thread
   mutable std::mutex snap_mu_;

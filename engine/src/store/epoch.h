@@ -107,7 +107,7 @@ class EpochManager {
 
   std::atomic<uint64_t> global_{1};
   std::atomic<uint64_t> barrier_{0};  // target of the collector's full-barrier read-modify-write
-  std::mutex mu_;  // slots_ and orphans_
+  std::mutex mu_;                     // slots_ and orphans_
   std::vector<EpochSlot*> slots_;
   std::vector<Retired> orphans_;
   std::atomic<bool> orphans_pending_{false};

@@ -26,12 +26,18 @@ constexpr size_t kBatchWindow = 32;  // requests prefetched together
 
 const char* op_status_name(OpStatus s) {
   switch (s) {
-    case OpStatus::kOk: return "ok";
-    case OpStatus::kNotFound: return "not_found";
-    case OpStatus::kExists: return "exists";
-    case OpStatus::kStale: return "stale";
-    case OpStatus::kTooLarge: return "too_large";
-    case OpStatus::kNoMemory: return "no_memory";
+    case OpStatus::kOk:
+      return "ok";
+    case OpStatus::kNotFound:
+      return "not_found";
+    case OpStatus::kExists:
+      return "exists";
+    case OpStatus::kStale:
+      return "stale";
+    case OpStatus::kTooLarge:
+      return "too_large";
+    case OpStatus::kNoMemory:
+      return "no_memory";
   }
   return "unknown";
 }
@@ -112,9 +118,7 @@ Result<std::unique_ptr<HashTable>> HashTable::create(const TableConfig& cfg) {
 
 HashTable::HashTable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HashTable::~HashTable() {
-  assert(impl_->open_sessions.load() == 0 && "destroy every Session before its HashTable");
-}
+HashTable::~HashTable() { assert(impl_->open_sessions.load() == 0 && "destroy every Session before its HashTable"); }
 
 Session HashTable::session() {
   auto* st = new SessionState;

@@ -21,10 +21,10 @@ namespace rdx::store {
 enum class OpStatus : uint8_t {
   kOk,
   kNotFound,
-  kExists,         // insert of a present key
-  kStale,          // put/remove with an explicit version not newer than the stored one: ignored
-  kTooLarge,       // key or value over the limits below
-  kNoMemory,       // arena exhausted (the table never corrupts itself on this path)
+  kExists,    // insert of a present key
+  kStale,     // put/remove with an explicit version not newer than the stored one: ignored
+  kTooLarge,  // key or value over the limits below
+  kNoMemory,  // arena exhausted (the table never corrupts itself on this path)
 };
 const char* op_status_name(OpStatus s);
 
@@ -56,10 +56,10 @@ struct Request {
   std::string_view value;
   uint64_t version = kAutoVersion;
   std::string* value_out = nullptr;
-  uint64_t new_lock_word = 0;   // put/insert: the lock word of a record this request creates
+  uint64_t new_lock_word = 0;  // put/insert: the lock word of a record this request creates
   OpStatus status = OpStatus::kOk;
   uint64_t version_out = 0;
-  uint64_t lock_word_out = 0;   // get: the record's lock word, read after the value (see HashTable::get)
+  uint64_t lock_word_out = 0;  // get: the record's lock word, read after the value (see HashTable::get)
 };
 
 class HashTable;
@@ -110,7 +110,7 @@ struct ScanItem {
 
 struct TableStats {
   size_t keys = 0;
-  size_t buckets = 0;            // primary buckets of the current index
+  size_t buckets = 0;  // primary buckets of the current index
   size_t overflow_buckets = 0;
   size_t resizes = 0;
   size_t arena_used = 0, arena_size = 0;

@@ -58,8 +58,8 @@ struct Index {
   uint64_t primary_offset = 0, overflow_offset = 0;  // arena blocks backing the arrays
 
   std::mutex pool_mu;
-  uint32_t pool_fresh = 0;           // overflow buckets never handed out start here
-  std::vector<uint32_t> pool_free;   // links of recycled overflow buckets
+  uint32_t pool_fresh = 0;          // overflow buckets never handed out start here
+  std::vector<uint32_t> pool_free;  // links of recycled overflow buckets
   std::atomic<uint32_t> overflow_in_use{0};
 
   std::atomic<Index*> successor{nullptr};  // set when a resize starts

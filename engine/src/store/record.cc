@@ -162,7 +162,8 @@ Status decode_image(std::span<const std::byte> image, std::string_view expected_
   if (load_word(image, h->capacity - 8) != version) return error(Code::kBusy, "torn record image");
   if (h->deleted) return error(Code::kNotFound, "record deleted");
   if (h->key_len != expected_key.size() ||
-      (!expected_key.empty() && std::memcmp(image.data() + kKeyOffset, expected_key.data(), expected_key.size()) != 0)) {
+      (!expected_key.empty() &&
+       std::memcmp(image.data() + kKeyOffset, expected_key.data(), expected_key.size()) != 0)) {
     return error(Code::kNotFound, "record holds another key");
   }
   if (value_out != nullptr) {

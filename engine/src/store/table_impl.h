@@ -70,10 +70,10 @@ struct HashTable::Impl {
   };
   std::array<Stripe, 16> counts;
   std::atomic<size_t> resizes{0};
-  std::mutex resize_mu;                     // one resize starts at a time
-  std::atomic<size_t> load_retry_keys{0};   // after a failed load-triggered resize: retry at this many keys
+  std::mutex resize_mu;                    // one resize starts at a time
+  std::atomic<size_t> load_retry_keys{0};  // after a failed load-triggered resize: retry at this many keys
   std::atomic<size_t> open_sessions{0};
-  mutable std::mutex stats_mu;              // stats() reads the index through its own pinned slot
+  mutable std::mutex stats_mu;  // stats() reads the index through its own pinned slot
   mutable EpochSlot stats_slot;
 
  private:

@@ -99,8 +99,7 @@ HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64
     step = Step::kDone;
   } else {
     // New key: explicit versions are taken as given; otherwise start above every version a removed record had.
-    const uint64_t v =
-        version != kAutoVersion ? version : removed_version_max.load(std::memory_order_relaxed) + 1;
+    const uint64_t v = version != kAutoVersion ? version : removed_version_max.load(std::memory_order_relaxed) + 1;
     const size_t need = record::bytes_needed(key.size(), value.size());
     auto block = v > kMaxVersion ? std::nullopt : records.allocate(s.cache, need);
     if (v > kMaxVersion) {
@@ -125,10 +124,9 @@ HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64
   return step;
 }
 
-HashTable::Impl::Step HashTable::Impl::update_existing(SessionState& s, LockedChain& c, SlotRef where,
-                                                       std::byte* rec, Op op, uint64_t h, std::string_view key,
-                                                       std::string_view value, uint64_t version,
-                                                       uint64_t* version_out, OpStatus* status) {
+HashTable::Impl::Step HashTable::Impl::update_existing(SessionState& s, LockedChain& c, SlotRef where, std::byte* rec,
+                                                       Op op, uint64_t h, std::string_view key, std::string_view value,
+                                                       uint64_t version, uint64_t* version_out, OpStatus* status) {
   const uint64_t stored = record::stable_version(rec);  // stable: we hold the only write access
   if (version_out != nullptr) *version_out = stored;
   if (op == Op::kInsert) {

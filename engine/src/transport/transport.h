@@ -4,12 +4,13 @@
 // they never touch sockets or QPs.
 //
 // Model
-// - A node exposes memory regions (RegionId -> bytes). A RemotePtr (node, region, offset) names remote memory; protocols
+// - A node exposes memory regions (RegionId -> bytes). A RemotePtr (node, region, offset) names remote memory;
+// protocols
 //   pass RemotePtrs around (e.g. a lock RPC returns the record's RemotePtr for a later one-sided READ).
 // - Endpoint e of worker w on node A connects to worker w' on node B: a Conn. Over a Conn an endpoint sends packets
 //   (two-sided, ordered, reliable, each at most max_packet() bytes) and issues one-sided READ, WRITE, WRITE_WITH_IMM,
-//   CAS and FAA against B's regions. Everything is asynchronous: post, flush() (one doorbell for everything posted since
-//   the last flush), then poll() for completions.
+//   CAS and FAA against B's regions. Everything is asynchronous: post, flush() (one doorbell for everything posted
+//   since the last flush), then poll() for completions.
 // - Local buffers of one-sided operations (the READ destination, WRITE source, CAS/FAA result) must lie inside a region
 //   registered with this process's Transport or inside the endpoint's scratch() memory (verbs needs them registered;
 //   tcp accepts any memory but the rule is the same so code stays portable).
@@ -58,19 +59,20 @@ struct PeerAddr {
 };
 
 enum class CompletionKind : uint8_t {
-  kRecv,        // a packet arrived: data valid until the next poll()
-  kRecvImm,     // a peer's WRITE_WITH_IMM landed in our region: imm set, data = the written bytes if known, else empty
-  kRead,        // one-sided READ done: local destination filled
-  kWrite,       // signaled WRITE / WRITE_WITH_IMM done
-  kCas,         // CAS done: value = old value at the target (also stored at the local result pointer)
-  kFaa,         // FAA done: value = old value
-  kConnUp,      // connection established (outgoing or accepted); conn, peer_node, peer_worker set
-  kConnDown,    // connection lost (peer died, closed, or error); every operation still pending on it fails first
+  kRecv,      // a packet arrived: data valid until the next poll()
+  kRecvImm,   // a peer's WRITE_WITH_IMM landed in our region: imm set, data = the written bytes if known, else empty
+  kRead,      // one-sided READ done: local destination filled
+  kWrite,     // signaled WRITE / WRITE_WITH_IMM done
+  kCas,       // CAS done: value = old value at the target (also stored at the local result pointer)
+  kFaa,       // FAA done: value = old value
+  kConnUp,    // connection established (outgoing or accepted); conn, peer_node, peer_worker set
+  kConnDown,  // connection lost (peer died, closed, or error); every operation still pending on it fails first
 };
 
 struct Completion {
   CompletionKind kind = CompletionKind::kRecv;
-  Code status = Code::kOk;  // non-OK: the operation failed (kUnavailable on a dead peer, kInvalidArgument on a bad region)
+  Code status =
+      Code::kOk;  // non-OK: the operation failed (kUnavailable on a dead peer, kInvalidArgument on a bad region)
   ConnId conn = 0;
   uint64_t cookie = 0;  // caller's id of the operation (one-sided ops)
   uint64_t value = 0;   // CAS/FAA old value
@@ -82,12 +84,12 @@ struct Completion {
 
 struct EndpointStats {
   uint64_t packets_sent = 0, packets_received = 0, bytes_sent = 0, bytes_received = 0;
-  uint64_t doorbells = 0;             // flush() calls that posted something (verbs: ibv_post_send calls)
-  uint64_t onesided_issued = 0;       // READ/WRITE/CAS/FAA issued by this endpoint
-  uint64_t onesided_served = 0;       // tcp: one-sided ops from peers executed by this endpoint's thread (emulated)
-  uint64_t rejected_messages = 0;     // malformed/oversized frames dropped (peer connection closed)
-  uint64_t inline_sends = 0;          // verbs: sends posted with IBV_SEND_INLINE
-  uint64_t conn_failures = 0;         // connects that failed or connections lost
+  uint64_t doorbells = 0;          // flush() calls that posted something (verbs: ibv_post_send calls)
+  uint64_t onesided_issued = 0;    // READ/WRITE/CAS/FAA issued by this endpoint
+  uint64_t onesided_served = 0;    // tcp: one-sided ops from peers executed by this endpoint's thread (emulated)
+  uint64_t rejected_messages = 0;  // malformed/oversized frames dropped (peer connection closed)
+  uint64_t inline_sends = 0;       // verbs: sends posted with IBV_SEND_INLINE
+  uint64_t conn_failures = 0;      // connects that failed or connections lost
 };
 
 class Endpoint {
@@ -111,7 +113,8 @@ class Endpoint {
   // (connection not up, length over the backend's limit).
   virtual Status read(ConnId conn, RemotePtr src, void* dst, uint32_t len, uint64_t cookie) = 0;
   virtual Status write(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint64_t cookie, bool signaled) = 0;
-  virtual Status write_imm(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint32_t imm, uint64_t cookie) = 0;
+  virtual Status write_imm(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint32_t imm,
+                           uint64_t cookie) = 0;
   virtual Status cas(ConnId conn, RemotePtr dst, uint64_t expected, uint64_t desired, uint64_t* result,
                      uint64_t cookie) = 0;
   virtual Status faa(ConnId conn, RemotePtr dst, uint64_t add, uint64_t* result, uint64_t cookie) = 0;
@@ -135,20 +138,20 @@ class Endpoint {
 };
 
 struct TransportConfig {
-  std::string kind = "tcp";       // tcp | verbs
-  NodeId node = 0;                // this process's node id
-  std::string listen_host;        // empty: do not listen (pure clients); "0.0.0.0" or an address
-  uint16_t listen_port = 0;       // 0 with listen_host set: pick a free port (see Transport::listen_port())
-  uint16_t workers = 1;           // number of endpoints that will be created (accepted connections are routed by worker)
-  uint32_t epoch = 1;             // connections from other epochs are refused
-  size_t max_packet = 4096;       // bytes per packet (verbs: also the RECV buffer size)
-  size_t scratch_bytes = 1 << 20; // per-endpoint scratch
+  std::string kind = "tcp";  // tcp | verbs
+  NodeId node = 0;           // this process's node id
+  std::string listen_host;   // empty: do not listen (pure clients); "0.0.0.0" or an address
+  uint16_t listen_port = 0;  // 0 with listen_host set: pick a free port (see Transport::listen_port())
+  uint16_t workers = 1;      // number of endpoints that will be created (accepted connections are routed by worker)
+  uint32_t epoch = 1;        // connections from other epochs are refused
+  size_t max_packet = 4096;  // bytes per packet (verbs: also the RECV buffer size)
+  size_t scratch_bytes = 1 << 20;  // per-endpoint scratch
   bool hugepages = true;
   // verbs
-  std::string device;             // ibv device name; empty = resolve from rdma address
-  int gid_index = -1;             // -1 = detect
-  std::string rdma_interface;     // interface to take the local RDMA IP from (empty: the one of listen/rdma address)
-  std::string rdma_addr;          // local RDMA IP (overrides rdma_interface)
+  std::string device;          // ibv device name; empty = resolve from rdma address
+  int gid_index = -1;          // -1 = detect
+  std::string rdma_interface;  // interface to take the local RDMA IP from (empty: the one of listen/rdma address)
+  std::string rdma_addr;       // local RDMA IP (overrides rdma_interface)
 };
 
 class Transport {

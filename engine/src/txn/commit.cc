@@ -205,8 +205,12 @@ Task<Outcome> TxnServiceImpl::commit(Tx& tx) {
       ++ts.committed;
       ts.latency.record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - tx.t0_).count()));
       break;
-    case Outcome::kAborted: ++ts.aborted; break;
-    case Outcome::kUnavailable: ++ts.unavailable; break;
+    case Outcome::kAborted:
+      ++ts.aborted;
+      break;
+    case Outcome::kUnavailable:
+      ++ts.unavailable;
+      break;
   }
   record(tx, outcome == Outcome::kCommitted, new_versions);
   if (outcome == Outcome::kCommitted) tx.committed_versions_ = std::move(new_versions);

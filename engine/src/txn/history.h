@@ -20,10 +20,10 @@ struct WriteRecord {
 };
 
 struct TxRecord {
-  uint64_t id = 0;          // unique per history: (coordinator node, worker, sequence)
-  std::string type;         // workload transaction type, e.g. "Amalgamate"
-  int64_t start_ns = 0;     // CLOCK_REALTIME at begin()
-  int64_t end_ns = 0;       // CLOCK_REALTIME when the outcome was known
+  uint64_t id = 0;       // unique per history: (coordinator node, worker, sequence)
+  std::string type;      // workload transaction type, e.g. "Amalgamate"
+  int64_t start_ns = 0;  // CLOCK_REALTIME at begin()
+  int64_t end_ns = 0;    // CLOCK_REALTIME when the outcome was known
   bool committed = false;
   std::vector<ReadRecord> reads;
   std::vector<WriteRecord> writes;

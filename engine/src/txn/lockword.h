@@ -9,7 +9,7 @@ namespace rdx::txn::lockword {
 
 inline constexpr uint64_t kLocked = uint64_t{1} << 63;       // held by a committing transaction (no-wait: others abort)
 inline constexpr uint64_t kNotReadable = uint64_t{1} << 62;  // backup: holds a replicated write not yet known committed
-inline constexpr uint64_t kAbsent = uint64_t{1} << 61;       // placeholder: the key does not exist (yet); reads see absent
+inline constexpr uint64_t kAbsent = uint64_t{1} << 61;  // placeholder: the key does not exist (yet); reads see absent
 inline constexpr uint64_t kOwnerMask = (uint64_t{1} << 48) - 1;  // low bits of the owning transaction id
 
 inline constexpr uint64_t owner_bits(uint64_t txid) { return txid & kOwnerMask; }

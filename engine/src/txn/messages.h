@@ -13,8 +13,8 @@
 namespace rdx::txn {
 
 enum TxnMsg : rpc::MsgType {
-  kTxRead = 120,      // execution-phase Get at the primary: value even if locked (validation catches it)
-  kTxReadOne = 121,   // GetOne: kBusy if locked or not readable
+  kTxRead = 120,     // execution-phase Get at the primary: value even if locked (validation catches it)
+  kTxReadOne = 121,  // GetOne: kBusy if locked or not readable
   kTxLock = 122,
   kTxValidate = 123,
   kTxReplicate = 124,
@@ -24,8 +24,8 @@ enum TxnMsg : rpc::MsgType {
 
 enum class ItemStatus : uint8_t {
   kOk = 0,
-  kLocked = 1,      // held by another transaction
-  kChanged = 2,     // version differs from the one read
+  kLocked = 1,   // held by another transaction
+  kChanged = 2,  // version differs from the one read
   kNoMemory = 3,
   kInvalid = 4,
 };

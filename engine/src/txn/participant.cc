@@ -74,7 +74,8 @@ ItemResult Participant::lock_one(uint64_t txid, const Item& it) {
       uint64_t v = 0;
       store::OpStatus s = ctx_.table().insert(ctx_.session(), it.key, {}, &v, mine | kAbsent);
       if (s == store::OpStatus::kExists) continue;
-      if (s != store::OpStatus::kOk) return {s == store::OpStatus::kNoMemory ? ItemStatus::kNoMemory : ItemStatus::kInvalid, 0};
+      if (s != store::OpStatus::kOk)
+        return {s == store::OpStatus::kNoMemory ? ItemStatus::kNoMemory : ItemStatus::kInvalid, 0};
       if ((it.flags & kHasValue) != 0) log_[txid].push_back(it);
       ++stats_.locks;
       return {ItemStatus::kOk, v};

@@ -1,8 +1,7 @@
 #include "txn/service.h"
 
-#include <time.h>
-
 #include <spdlog/spdlog.h>
+#include <time.h>
 
 #include "server/node_shared.h"
 #include "txn/lockword.h"
@@ -15,9 +14,12 @@ using Clock = std::chrono::steady_clock;
 
 const char* outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::kCommitted: return "committed";
-    case Outcome::kAborted: return "aborted";
-    case Outcome::kUnavailable: return "unavailable";
+    case Outcome::kCommitted:
+      return "committed";
+    case Outcome::kAborted:
+      return "aborted";
+    case Outcome::kUnavailable:
+      return "unavailable";
   }
   return "?";
 }
@@ -30,8 +32,8 @@ Result<CommitSteps> find_commit_protocol(const std::string& name) {
   if (name == "dnl4") return kDnl4;
   if (name == "dnl2") return kDnl2;
   if (name == "dnl1") return kDnl1;
-  return error(Code::kUnsupported, "transaction protocol '{}' is not implemented by this rdxd (available: dnl4, dnl2, dnl1)",
-               name);
+  return error(Code::kUnsupported,
+               "transaction protocol '{}' is not implemented by this rdxd (available: dnl4, dnl2, dnl1)", name);
 }
 
 namespace {
@@ -49,7 +51,7 @@ struct TxnServiceImpl::PendingRead {
   std::string value;
   std::coroutine_handle<> waiter;  // a local coordinator...
   Read* out = nullptr;
-  rpc::ReplyTo reply;              // ...or a remote one
+  rpc::ReplyTo reply;  // ...or a remote one
   bool remote = false;
 };
 
@@ -97,8 +99,8 @@ size_t TxnServiceImpl::run_batch() {
   stats_.ht_batched_reads += batch.size();
   for (size_t i = 0; i < batch.size(); ++i) {
     PendingRead& p = *batch[i];
-    Read r = Participant::interpret(reqs[i].status, std::move(p.value), reqs[i].version_out, reqs[i].lock_word_out,
-                                    p.one);
+    Read r =
+        Participant::interpret(reqs[i].status, std::move(p.value), reqs[i].version_out, reqs[i].lock_word_out, p.one);
     if (r.status == Code::kBusy && !p.one) r = participant_.read(p.key);  // the record was replaced mid-batch
     if (p.remote) {
       rpc::Writer w;
@@ -310,8 +312,8 @@ void TxnServiceImpl::commit_started(uint64_t gen) {
 
 void TxnServiceImpl::commit_finished(uint64_t gen) {
   active_gens_.erase(active_gens_.find(gen));
-  ctx_.shared().publish_oldest_commit(ctx_.worker_index(), active_gens_.empty() ? server::NodeShared::kNoCommit
-                                                                              : *active_gens_.begin());
+  ctx_.shared().publish_oldest_commit(ctx_.worker_index(),
+                                      active_gens_.empty() ? server::NodeShared::kNoCommit : *active_gens_.begin());
 }
 
 void TxnServiceImpl::mark_failed(uint16_t node, Code why) {
@@ -324,14 +326,17 @@ void TxnServiceImpl::mark_failed(uint16_t node, Code why) {
 Task<std::pair<Code, std::vector<ItemResult>>> TxnServiceImpl::step(uint16_t node, rpc::MsgType type, Batch batch) {
   if (node == ctx_.self()) {
     switch (type) {
-      case kTxLock: co_return std::pair{Code::kOk, participant_.lock(batch)};
-      case kTxValidate: co_return std::pair{Code::kOk, participant_.validate(batch)};
+      case kTxLock:
+        co_return std::pair{Code::kOk, participant_.lock(batch)};
+      case kTxValidate:
+        co_return std::pair{Code::kOk, participant_.validate(batch)};
       case kTxReplicate:
         co_return std::pair{Code::kOk, participant_.replicate(batch, primary_of(batch.items[0].key) != ctx_.self())};
       case kTxUnlock:
         participant_.unlock(batch);
         co_return std::pair{Code::kOk, std::vector<ItemResult>(batch.items.size())};
-      default: co_return std::pair{Code::kInternal, std::vector<ItemResult>{}};
+      default:
+        co_return std::pair{Code::kInternal, std::vector<ItemResult>{}};
     }
   }
   auto conn = co_await connection_to(node);

@@ -20,7 +20,8 @@ inline int64_t realtime_ns() {
 
 class Tx final : public Transaction {
  public:
-  Tx(TxnServiceImpl& s, uint64_t id) : svc_(s), id_(id), start_ns_(realtime_ns()), t0_(std::chrono::steady_clock::now()) {}
+  Tx(TxnServiceImpl& s, uint64_t id)
+      : svc_(s), id_(id), start_ns_(realtime_ns()), t0_(std::chrono::steady_clock::now()) {}
   ~Tx() override {
     if (!done_) abort();
   }

@@ -25,7 +25,7 @@ const char* outcome_name(Outcome o);
 struct Read {
   Code status = Code::kOk;  // kOk or kNotFound; kUnavailable on failure
   std::string value;
-  uint64_t version = 0;     // 0 when absent
+  uint64_t version = 0;  // 0 when absent
 };
 
 // Result of a single-key write: its outcome and, when committed, the version it created.

@@ -6,8 +6,8 @@ namespace rdx::workload {
 
 void WorkloadBase::read_common(ParamReader& p, const std::vector<uint64_t>& default_mix) {
   seed_ = p.u64("seed", 1, 0, UINT64_MAX, "seed of the initial data (transactions use the caller's Rng)");
-  parallel_gets_ = p.flag("parallel_gets", true,
-                          "issue a transaction's independent gets together (1) or one after the other (0)");
+  parallel_gets_ =
+      p.flag("parallel_gets", true, "issue a transaction's independent gets together (1) or one after the other (0)");
   if (!default_mix.empty()) {
     mix_ = p.weights("mix", default_mix, "relative weights of the transaction types, in txn_types() order");
   } else {

@@ -6,11 +6,16 @@ namespace rdx::workload {
 
 const char* tx_status_name(TxStatus s) {
   switch (s) {
-    case TxStatus::kCommitted: return "committed";
-    case TxStatus::kAborted: return "aborted";
-    case TxStatus::kUnavailable: return "unavailable";
-    case TxStatus::kRolledBack: return "rolled_back";
-    case TxStatus::kDataError: return "data_error";
+    case TxStatus::kCommitted:
+      return "committed";
+    case TxStatus::kAborted:
+      return "aborted";
+    case TxStatus::kUnavailable:
+      return "unavailable";
+    case TxStatus::kRolledBack:
+      return "rolled_back";
+    case TxStatus::kDataError:
+      return "data_error";
   }
   return "unknown";
 }
@@ -38,9 +43,12 @@ TxStatus failed_read_status(const txn::Read& r) {
 
 TxStatus status_of(txn::Outcome o) {
   switch (o) {
-    case txn::Outcome::kCommitted: return TxStatus::kCommitted;
-    case txn::Outcome::kAborted: return TxStatus::kAborted;
-    case txn::Outcome::kUnavailable: return TxStatus::kUnavailable;
+    case txn::Outcome::kCommitted:
+      return TxStatus::kCommitted;
+    case txn::Outcome::kAborted:
+      return TxStatus::kAborted;
+    case txn::Outcome::kUnavailable:
+      return TxStatus::kUnavailable;
   }
   return TxStatus::kAborted;
 }

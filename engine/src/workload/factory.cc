@@ -1,8 +1,8 @@
 // Workload specs ("smallbank:accounts=1000,hot_percent=4") and the registry of workloads.
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "workload/kv.h"
 #include "workload/smallbank.h"

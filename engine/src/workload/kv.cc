@@ -1,8 +1,8 @@
 #include "workload/kv.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "workload/exec.h"
 

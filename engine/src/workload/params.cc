@@ -1,9 +1,9 @@
 #include "workload/params.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace rdx::workload {
 
@@ -41,8 +41,8 @@ Status ParamReader::finish() const {
     if (!used_[i]) {
       std::string known;
       for (const auto& [k, v] : effective_) known += (known.empty() ? "" : ", ") + k;
-      return error(Code::kInvalidArgument, "workload {}: unknown parameter {} (known: {})", workload_,
-                   given_[i].first, known);
+      return error(Code::kInvalidArgument, "workload {}: unknown parameter {} (known: {})", workload_, given_[i].first,
+                   known);
     }
   }
   return Status::ok();

@@ -1,8 +1,8 @@
 #include "workload/smallbank.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "workload/bulk.h"
 #include "workload/exec.h"
@@ -77,22 +77,34 @@ SbPlan SmallBank::plan(Rng& rng) const {
       } while (p.b == p.a);
       p.amount = p.type == SbType::kSendPayment ? payment_ : 0;
       break;
-    case SbType::kDepositChecking: p.amount = deposit_; break;
-    case SbType::kTransactSavings: p.amount = transact_; break;
-    case SbType::kWriteCheck: p.amount = check_; break;
-    case SbType::kBalance: break;
+    case SbType::kDepositChecking:
+      p.amount = deposit_;
+      break;
+    case SbType::kTransactSavings:
+      p.amount = transact_;
+      break;
+    case SbType::kWriteCheck:
+      p.amount = check_;
+      break;
+    case SbType::kBalance:
+      break;
   }
   return p;
 }
 
 std::vector<std::string> SmallBank::read_keys(const SbPlan& p) {
   switch (p.type) {
-    case SbType::kAmalgamate: return {savings_key(p.a), checking_key(p.a), checking_key(p.b)};
+    case SbType::kAmalgamate:
+      return {savings_key(p.a), checking_key(p.a), checking_key(p.b)};
     case SbType::kBalance:
-    case SbType::kWriteCheck: return {savings_key(p.a), checking_key(p.a)};
-    case SbType::kDepositChecking: return {checking_key(p.a)};
-    case SbType::kSendPayment: return {checking_key(p.a), checking_key(p.b)};
-    case SbType::kTransactSavings: return {savings_key(p.a)};
+    case SbType::kWriteCheck:
+      return {savings_key(p.a), checking_key(p.a)};
+    case SbType::kDepositChecking:
+      return {checking_key(p.a)};
+    case SbType::kSendPayment:
+      return {checking_key(p.a), checking_key(p.b)};
+    case SbType::kTransactSavings:
+      return {savings_key(p.a)};
   }
   return {};
 }
@@ -104,7 +116,8 @@ SbEffect SmallBank::apply(const SbPlan& p, const std::vector<int64_t>& bal) {
     case SbType::kAmalgamate:  // savings(a), checking(a), checking(b)
       e.writes = {{0, 0}, {1, 0}, {2, bal[2] + bal[0] + bal[1]}};
       break;
-    case SbType::kBalance: break;
+    case SbType::kBalance:
+      break;
     case SbType::kDepositChecking:
       e.writes = {{0, bal[0] + p.amount}};
       e.delta = p.amount;

@@ -39,8 +39,8 @@ Tatp::Tatp(ParamReader& p)
   read_common(p, {35, 10, 35, 2, 14, 2, 2});
   subscribers_ = p.u64("subscribers", 100000, 1, 1'000'000'000, "number of subscribers (about 10 keys each)");
   bool nurand = p.flag("nurand", true, "TATP's non-uniform subscriber choice (0: uniform)");
-  single_key_reads_ = p.flag("single_key_reads", false,
-                             "GetSubscriberData and GetAccessData as single-key get_one (not transactions)");
+  single_key_reads_ =
+      p.flag("single_key_reads", false, "GetSubscriberData and GetAccessData as single-key get_one (not transactions)");
   uint64_t a = subscribers_ <= 1'000'000 ? 65535 : subscribers_ <= 10'000'000 ? 1048575 : 2097151;
   chooser_ = nurand ? KeyChooser::nurand(subscribers_, a) : KeyChooser::uniform(subscribers_);
   keep_params(p);
@@ -71,17 +71,22 @@ TatpPlan Tatp::plan(Rng& rng) const {
   p.sf_type = static_cast<unsigned>(rng.between(1, 4));
   p.start_time = kStartTimes[rng.below(3)];
   switch (p.type) {
-    case TatpType::kGetNewDestination: p.end_time = static_cast<uint8_t>(rng.between(1, 24)); break;
+    case TatpType::kGetNewDestination:
+      p.end_time = static_cast<uint8_t>(rng.between(1, 24));
+      break;
     case TatpType::kUpdateSubscriberData:
       p.bit = rng.below(2) == 1;
       p.data_a = static_cast<uint8_t>(rng.below(256));
       break;
-    case TatpType::kUpdateLocation: p.vlr_location = static_cast<uint32_t>(rng.between(1, UINT32_MAX)); break;
+    case TatpType::kUpdateLocation:
+      p.vlr_location = static_cast<uint32_t>(rng.between(1, UINT32_MAX));
+      break;
     case TatpType::kInsertCallForwarding:
       p.end_time = static_cast<uint8_t>(p.start_time + rng.between(1, 8));
       p.numberx = random_chars<15>(rng, '0', 10);
       break;
-    default: break;
+    default:
+      break;
   }
   return p;
 }
@@ -97,13 +102,27 @@ rpc::Task<TxOutcome> Tatp::run_one(txn::TxnService& svc, Rng& rng, Ledger&) cons
   auto tx = svc.begin();
   tx->set_type(txn_types()[out.type]);
   switch (p.type) {
-    case TatpType::kGetSubscriberData: out.status = co_await get_subscriber_data(*tx, p, out.error); break;
-    case TatpType::kGetNewDestination: out.status = co_await get_new_destination(*tx, p, out.error); break;
-    case TatpType::kGetAccessData: out.status = co_await get_access_data(*tx, p, out.error); break;
-    case TatpType::kUpdateSubscriberData: out.status = co_await update_subscriber_data(*tx, p, out.error); break;
-    case TatpType::kUpdateLocation: out.status = co_await update_location(*tx, p, out.error); break;
-    case TatpType::kInsertCallForwarding: out.status = co_await insert_call_forwarding(*tx, p, out.error); break;
-    case TatpType::kDeleteCallForwarding: out.status = co_await delete_call_forwarding(*tx, p, out.error); break;
+    case TatpType::kGetSubscriberData:
+      out.status = co_await get_subscriber_data(*tx, p, out.error);
+      break;
+    case TatpType::kGetNewDestination:
+      out.status = co_await get_new_destination(*tx, p, out.error);
+      break;
+    case TatpType::kGetAccessData:
+      out.status = co_await get_access_data(*tx, p, out.error);
+      break;
+    case TatpType::kUpdateSubscriberData:
+      out.status = co_await update_subscriber_data(*tx, p, out.error);
+      break;
+    case TatpType::kUpdateLocation:
+      out.status = co_await update_location(*tx, p, out.error);
+      break;
+    case TatpType::kInsertCallForwarding:
+      out.status = co_await insert_call_forwarding(*tx, p, out.error);
+      break;
+    case TatpType::kDeleteCallForwarding:
+      out.status = co_await delete_call_forwarding(*tx, p, out.error);
+      break;
   }
   co_return out;
 }

@@ -31,8 +31,8 @@ struct Tally {
 };
 
 // Checks one subscriber's rows against its population.
-void check_subscriber(const Population& pop, const std::vector<std::string>& keys,
-                      const std::vector<txn::Read>& reads, Tally& t) {
+void check_subscriber(const Population& pop, const std::vector<std::string>& keys, const std::vector<txn::Read>& reads,
+                      Tally& t) {
   auto present = [&](size_t i) { return reads[i].status == Code::kOk; };
   for (size_t i = 0; i < keys.size(); ++i) t.rows += present(i);
   if (!present(0)) {

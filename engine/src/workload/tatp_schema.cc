@@ -1,9 +1,9 @@
 #include "workload/tatp_schema.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "workload/exec.h"
 

@@ -25,7 +25,7 @@ namespace rdx::workload::tatp {
 
 struct Subscriber {
   uint16_t bits = 0;
-  std::array<uint8_t, 10> hex{};    // 0..15
+  std::array<uint8_t, 10> hex{};  // 0..15
   std::array<uint8_t, 10> byte2{};
   uint32_t msc_location = 0, vlr_location = 0;
   bool operator==(const Subscriber&) const = default;
@@ -73,8 +73,8 @@ std::optional<CallForwarding> decode_call_forwarding(std::string_view v);
 // distinct types, 0-3 call-forwarding rows per special facility, is_active 85%), a function of (seed, s_id).
 struct Population {
   Subscriber subscriber;
-  std::array<std::optional<AccessInfo>, 4> access_info;          // index ai_type - 1
-  std::array<std::optional<SpecialFacility>, 4> special_facility;  // index sf_type - 1
+  std::array<std::optional<AccessInfo>, 4> access_info;                         // index ai_type - 1
+  std::array<std::optional<SpecialFacility>, 4> special_facility;               // index sf_type - 1
   std::array<std::array<std::optional<CallForwarding>, 3>, 4> call_forwarding;  // [sf_type - 1][start index]
 };
 Population populate(uint64_t seed, uint64_t s_id);

@@ -41,8 +41,8 @@ class Rng {
     s_[3] = rotl(s_[3], 45);
     return result;
   }
-  uint64_t below(uint64_t n);                   // uniform in [0, n), n > 0 (unbiased)
-  uint64_t between(uint64_t lo, uint64_t hi);   // uniform in [lo, hi]
+  uint64_t below(uint64_t n);                                                 // uniform in [0, n), n > 0 (unbiased)
+  uint64_t between(uint64_t lo, uint64_t hi);                                 // uniform in [lo, hi]
   double unit() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }  // [0, 1)
   bool chance(double p) { return unit() < p; }
 
@@ -74,7 +74,7 @@ struct Ledger {
 };
 
 struct InvariantReport {
-  bool checked = false;               // false: the workload has no invariant to check
+  bool checked = false;  // false: the workload has no invariant to check
   bool ok = true;
   std::string summary;                // one line, e.g. "total balance 123 == initial 100 + committed delta 23"
   std::vector<std::string> problems;  // missing or corrupt rows, mismatches (capped)

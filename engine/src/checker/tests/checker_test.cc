@@ -1,8 +1,9 @@
+#include "checker/checker.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "checker/checker.h"
 #include "checker/tests/history_gen.h"
 
 namespace rdx::checker {
@@ -108,8 +109,7 @@ TEST(Checker, LostUpdateIsGSingle) {
 
 TEST(Checker, WriteSkewIsG2) {
   // x + y must stay >= 0; each reads both, each withdraws from a different one.
-  auto r = check_ok({tx(1, 0, 10, {}, {{"x", 1}, {"y", 1}}),
-                     tx(2, 20, 50, {{"x", 1}, {"y", 1}}, {{"x", 2}}),
+  auto r = check_ok({tx(1, 0, 10, {}, {{"x", 1}, {"y", 1}}), tx(2, 20, 50, {{"x", 1}, {"y", 1}}, {{"x", 2}}),
                      tx(3, 20, 50, {{"x", 1}, {"y", 1}}, {{"y", 2}})});
   Violation v = only(r, Anomaly::kG2);
   EXPECT_EQ(v.cycle.size(), 2u);
@@ -232,9 +232,8 @@ TEST(Checker, AbsentReadModifyWriteMustReplaceAnAbsentState) {
 
 TEST(Checker, AmbiguousAbsentReadsAreCountedNotGuessed) {
   // Two deletes, both concurrent with the reader: either could be the state it saw.
-  auto r = check_ok({tx(1, 0, 10, {}, {{"x", 1}}), tx(2, 20, 100, {}, {{"x", 2, true}}),
-                     tx(3, 20, 100, {}, {{"x", 3}}), tx(4, 20, 100, {}, {{"x", 4, true}}),
-                     tx(5, 20, 100, {{"x", 0}}, {})});
+  auto r = check_ok({tx(1, 0, 10, {}, {{"x", 1}}), tx(2, 20, 100, {}, {{"x", 2, true}}), tx(3, 20, 100, {}, {{"x", 3}}),
+                     tx(4, 20, 100, {}, {{"x", 4, true}}), tx(5, 20, 100, {{"x", 0}}, {})});
   EXPECT_TRUE(r.ok()) << format_report(r);
   EXPECT_EQ(r.stats.unresolved_absent_reads, 1u);
 }

@@ -2,13 +2,13 @@
 // Test histories: a strictly serializable history produced by actually running transactions one after another on an
 // in-memory versioned map (each key's version grows by one per write, deletes included, like the store), with
 // real-time intervals that either never overlap (serial) or overlap around each transaction's serialization point.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "txn/history.h"
 

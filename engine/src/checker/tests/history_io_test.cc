@@ -1,3 +1,5 @@
+#include "checker/history_io.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -5,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "checker/history_io.h"
 #include "checker/tests/history_gen.h"
 
 namespace rdx::checker {
@@ -71,46 +72,46 @@ TEST(HistoryIo, WritesTheDocumentedFormat) {
   r.writes = {{"a", 5, false}, {"c", 7, true}};
   std::string line;
   append_record_json(r, line);
-  EXPECT_EQ(line,
-            R"({"id":17,"type":"SendPayment","start":100,"end":250,"committed":true,"reads":[["a",4],["b",0]],)"
-            R"("writes":[["a",5],["c",7,true]]})");
+  EXPECT_EQ(line, R"({"id":17,"type":"SendPayment","start":100,"end":250,"committed":true,"reads":[["a",4],["b",0]],)"
+                  R"("writes":[["a",5],["c",7,true]]})");
 }
 
 TEST(HistoryIo, MalformedFilesNameTheLine) {
   const std::string header = "{\"rdx_history\":1}\n";
-  const std::string good = R"({"id":1,"start":0,"end":1,"committed":true})" "\n";
+  const std::string good = R"({"id":1,"start":0,"end":1,"committed":true})"
+                           "\n";
   auto two = parse(header + good + "\n   \n" + good);  // blank lines skipped; duplicate ids are the checker's call
   ASSERT_TRUE(two.is_ok()) << two.status().to_string();
   EXPECT_EQ(two->size(), 2u);
   EXPECT_NE(error_of("").find("empty file"), std::string::npos);
   EXPECT_NE(error_of("{\"id\":1}\n").find("h.jsonl:1: not an rdx history file"), std::string::npos);
   EXPECT_NE(error_of("{\"rdx_history\":2}\n").find("unsupported history format version 2"), std::string::npos);
-  EXPECT_NE(error_of(header + good + "{\"id\":2,\"start\":0,\n").find("h.jsonl:3: malformed JSON"),
-            std::string::npos);
-  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"bogus":1})").find(
-                "h.jsonl:2: unknown field \"bogus\""),
+  EXPECT_NE(error_of(header + good + "{\"id\":2,\"start\":0,\n").find("h.jsonl:3: malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"bogus":1})")
+                .find("h.jsonl:2: unknown field \"bogus\""),
             std::string::npos);
   EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1})").find("missing field \"committed\""), std::string::npos);
   EXPECT_NE(error_of(header + R"({"id":-1,"start":0,"end":1,"committed":true})").find("id must be a non-negative"),
             std::string::npos);
   EXPECT_NE(error_of(header + R"({"id":1,"start":5,"end":1,"committed":true})").find("before start"),
             std::string::npos);
-  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"reads":[["k"]]})").find(
-                "reads[0] must be [key, version]"),
+  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"reads":[["k"]]})")
+                .find("reads[0] must be [key, version]"),
             std::string::npos);
   EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"writes":[["k",0]]})").find("version 0"),
             std::string::npos);
-  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"reads":[["\u0100",1]]})").find(
-                "above U+00FF"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"reads":[["\u0100",1]]})").find("above U+00FF"),
+      std::string::npos);
   EXPECT_NE(error_of(header + "[1,2]\n").find("h.jsonl:2: expected a JSON object"), std::string::npos);
 }
 
 TEST(HistoryIo, AcceptsAnyValidJsonSpellingOfARecord) {
   // Other writers may order fields differently, add spaces and use any JSON escape.
-  auto h = parse("{\"rdx_history\":1,\"workload\":\"smallbank\",\"seed\":42}\n"
-                 " { \"committed\" : false , \"end\" : 9 , \"start\" : -3 , \"id\" : 0 ,"
-                 " \"writes\" : [ [ \"a\\/b\\n\\u00e9\u00e9\" , 0 , false ] ] , \"reads\" : [ ] }\r\n");
+  auto h = parse(
+      "{\"rdx_history\":1,\"workload\":\"smallbank\",\"seed\":42}\n"
+      " { \"committed\" : false , \"end\" : 9 , \"start\" : -3 , \"id\" : 0 ,"
+      " \"writes\" : [ [ \"a\\/b\\n\\u00e9\u00e9\" , 0 , false ] ] , \"reads\" : [ ] }\r\n");
   ASSERT_TRUE(h.is_ok()) << h.status().to_string();
   ASSERT_EQ(h->size(), 1u);
   const auto& r = h->front();

@@ -69,8 +69,7 @@ TEST(Histogram, QuantilesWithinBucketPrecision) {
   h.merge(other);
   EXPECT_EQ(h.max(), 5'000'000'000ull);
   EXPECT_EQ(h.count(), 100001u);
-  for (int i = 0; i < Histogram::kBuckets - 1; ++i)
-    ASSERT_LT(Histogram::upper_bound(i), Histogram::upper_bound(i + 1));
+  for (int i = 0; i < Histogram::kBuckets - 1; ++i) ASSERT_LT(Histogram::upper_bound(i), Histogram::upper_bound(i + 1));
   for (uint64_t v : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 123456789ull, ~0ull}) {
     int i = Histogram::index(v);
     ASSERT_LT(i, Histogram::kBuckets);

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "metrics/metrics.h"
+
+#include <gtest/gtest.h>
 
 namespace rdx::metrics {
 
@@ -11,8 +11,8 @@ TEST(Metrics, RendersPrometheusText) {
     w.counter("rdx_requests_total", "Requests served.", 7, {{"op", "put\"x"}});
     w.gauge("rdx_ready", "1 when ready.", 1);
     Histogram h;
-    h.record(2'000);       // 2 us
-    h.record(3'000'000);   // 3 ms
+    h.record(2'000);      // 2 us
+    h.record(3'000'000);  // 3 ms
     w.histogram_ns("rdx_latency_seconds", "Latency.", h, {{"op", "get"}});
   });
   std::string out = r.render();

@@ -1,3 +1,5 @@
+#include "rpc/rpc.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "common/memory.h"
-#include "rpc/rpc.h"
 
 namespace rdx::rpc {
 namespace {
@@ -248,7 +249,7 @@ TEST(Rpc, MalformedPacketsAreDroppedWholeAndCounted) {
   MsgHeader good{1, static_cast<uint8_t>(MsgKind::kOneway), 0, 8, 0};
   MsgHeader liar{1, static_cast<uint8_t>(MsgKind::kOneway), 0, 5000, 0};  // claims more than the packet holds
   MsgHeader badkind{1, 99, 0, 0, 0};
-  send_raw(packet(0xdeadbeef, 1, {{good, 8}}));             // wrong magic
+  send_raw(packet(0xdeadbeef, 1, {{good, 8}}));               // wrong magic
   send_raw(packet(kPacketMagic, 2, {{good, 8}, {liar, 8}}));  // second message lies about its length
   send_raw(packet(kPacketMagic, 3, {{good, 8}, {good, 8}}));  // count says 3, holds 2
   send_raw(packet(kPacketMagic, 1, {{badkind, 0}}));

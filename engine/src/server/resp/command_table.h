@@ -10,12 +10,45 @@ namespace rdx::resp {
 
 enum class Cmd : uint8_t {
   // keys (run through Protocol, or inside a transaction)
-  kGet, kSet, kSetNx, kGetSet, kGetDel, kDel, kExists, kMGet, kMSet, kIncr, kIncrBy, kDecr, kDecrBy, kAppend,
-  kStrlen, kType, kTtl, kPTtl, kPersist, kExpiry,
+  kGet,
+  kSet,
+  kSetNx,
+  kGetSet,
+  kGetDel,
+  kDel,
+  kExists,
+  kMGet,
+  kMSet,
+  kIncr,
+  kIncrBy,
+  kDecr,
+  kDecrBy,
+  kAppend,
+  kStrlen,
+  kType,
+  kTtl,
+  kPTtl,
+  kPersist,
+  kExpiry,
   // transactions
-  kMulti, kExec, kDiscard, kWatch, kUnwatch,
+  kMulti,
+  kExec,
+  kDiscard,
+  kWatch,
+  kUnwatch,
   // connection and server
-  kPing, kEcho, kAuth, kHello, kInfo, kClient, kCommand, kConfig, kQuit, kReset, kDbSize, kSelect,
+  kPing,
+  kEcho,
+  kAuth,
+  kHello,
+  kInfo,
+  kClient,
+  kCommand,
+  kConfig,
+  kQuit,
+  kReset,
+  kDbSize,
+  kSelect,
 };
 
 enum CmdFlag : uint32_t {
@@ -23,7 +56,7 @@ enum CmdFlag : uint32_t {
   kFlagReadonly = 1u << 1,
   kFlagDenyOom = 1u << 2,
   kFlagFast = 1u << 3,
-  kFlagNoAuth = 1u << 4,     // allowed before AUTH
+  kFlagNoAuth = 1u << 4,  // allowed before AUTH
   kFlagLoading = 1u << 5,
   kFlagStale = 1u << 6,
   kFlagNoScript = 1u << 7,

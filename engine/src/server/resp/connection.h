@@ -24,8 +24,13 @@ struct QueuedCommand {
 
 struct Connection {
   Connection(net::UniqueFd socket, uint64_t client_id, std::string peer, std::string local, ParserLimits limits)
-      : fd(std::move(socket)), id(client_id), peer_addr(std::move(peer)), local_addr(std::move(local)),
-        parser(limits), created(std::chrono::steady_clock::now()), last_active(created) {}
+      : fd(std::move(socket)),
+        id(client_id),
+        peer_addr(std::move(peer)),
+        local_addr(std::move(local)),
+        parser(limits),
+        created(std::chrono::steady_clock::now()),
+        last_active(created) {}
 
   size_t pending_output() const { return out.size() - out_head; }
   ReplyWriter writer() { return ReplyWriter(&out, protocol); }
@@ -36,12 +41,12 @@ struct Connection {
   std::string peer_addr, local_addr;  // "ip:port"
   ByteBuffer in;
   RequestParser parser;
-  std::string out;          // encoded replies; out[out_head..] not yet written
+  std::string out;  // encoded replies; out[out_head..] not yet written
   size_t out_head = 0;
-  bool readable = false;    // edge seen and not drained (edge-triggered epoll)
+  bool readable = false;  // edge seen and not drained (edge-triggered epoll)
   bool writable = true;
-  bool busy = false;        // its command coroutine is running (suspended or not)
-  bool suspended = false;   // that coroutine suspended: whoever resumes it must bring the connection back
+  bool busy = false;               // its command coroutine is running (suspended or not)
+  bool suspended = false;          // that coroutine suspended: whoever resumes it must bring the connection back
   bool close_after_reply = false;  // QUIT, protocol error
   bool peer_closed = false;        // EOF: answer what was received, then close
   bool io_error = false;           // the socket failed: close as soon as not busy

@@ -210,36 +210,65 @@ const CommandSpec* Executor::admit(Connection& c, Args args, ReplyWriter& w) {
 
 bool Executor::run_sync(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w) {
   switch (spec.id) {
-    case Cmd::kPing: ping(args, w); return true;
-    case Cmd::kEcho: w.bulk(args[1]); return true;
-    case Cmd::kAuth: auth(c, args, w); return true;
-    case Cmd::kHello: hello(c, args, w); return true;
-    case Cmd::kInfo: info(args, w); return true;
-    case Cmd::kClient: client(c, args, w); return true;
-    case Cmd::kCommand: command(args, w); return true;
-    case Cmd::kConfig: config(args, w); return true;
-    case Cmd::kSelect: select(args, w); return true;
+    case Cmd::kPing:
+      ping(args, w);
+      return true;
+    case Cmd::kEcho:
+      w.bulk(args[1]);
+      return true;
+    case Cmd::kAuth:
+      auth(c, args, w);
+      return true;
+    case Cmd::kHello:
+      hello(c, args, w);
+      return true;
+    case Cmd::kInfo:
+      info(args, w);
+      return true;
+    case Cmd::kClient:
+      client(c, args, w);
+      return true;
+    case Cmd::kCommand:
+      command(args, w);
+      return true;
+    case Cmd::kConfig:
+      config(args, w);
+      return true;
+    case Cmd::kSelect:
+      select(args, w);
+      return true;
     case Cmd::kQuit:
       w.ok();
       c.close_after_reply = true;
       return true;
-    case Cmd::kReset: reset(c, w); return true;
-    case Cmd::kMulti: multi(c, w); return true;
-    case Cmd::kDiscard: discard(c, w); return true;
+    case Cmd::kReset:
+      reset(c, w);
+      return true;
+    case Cmd::kMulti:
+      multi(c, w);
+      return true;
+    case Cmd::kDiscard:
+      discard(c, w);
+      return true;
     case Cmd::kUnwatch:
       c.watched.clear();
       w.ok();
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
 Task<void> Executor::run_async(Connection& c, const CommandSpec& spec, Args args, ReplyWriter& w) {
   switch (spec.id) {
-    case Cmd::kExec: co_return co_await exec(c, w);
-    case Cmd::kWatch: co_return co_await watch(c, args, w);
-    case Cmd::kDbSize: co_return co_await dbsize(w);
-    default: break;
+    case Cmd::kExec:
+      co_return co_await exec(c, w);
+    case Cmd::kWatch:
+      co_return co_await watch(c, args, w);
+    case Cmd::kDbSize:
+      co_return co_await dbsize(w);
+    default:
+      break;
   }
   if (spec.flags & kFlagKeys) co_return co_await run_keys(spec, args, w);
   w.error(fmt::format("ERR internal: no handler for '{}'", spec.name));

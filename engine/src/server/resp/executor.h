@@ -12,8 +12,8 @@
 #include "rpc/task.h"
 #include "server/frontend.h"
 #include "server/resp/connection.h"
-#include "server/resp/key_gate.h"
 #include "server/resp/key_commands.h"
+#include "server/resp/key_gate.h"
 
 namespace rdx::resp {
 
@@ -25,8 +25,8 @@ struct ClientStats {
 };
 ClientStats& client_stats();
 
-inline constexpr size_t kMaxPendingOutput = 1 << 20;  // stop running a client's commands until its replies drain
-inline constexpr int kMaxTxnAttempts = 32;            // conflict retries before an atomic command gives up
+inline constexpr size_t kMaxPendingOutput = 1 << 20;   // stop running a client's commands until its replies drain
+inline constexpr int kMaxTxnAttempts = 32;             // conflict retries before an atomic command gives up
 inline constexpr rpc::MsgType kRespKeyCountMsg = 901;  // DBSIZE asks other shards' primaries for their key count
 inline constexpr size_t kMaxGetRun = 128;              // pipelined GETs issued together
 

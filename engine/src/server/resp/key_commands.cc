@@ -43,7 +43,8 @@ std::optional<std::string_view> parse_set_options(Args args, SetOptions* o) {
     } else if (equals_nocase(opt, "keepttl") && !any_expiry) {
       o->keepttl = true;
     } else if (has_next && !o->keepttl &&
-               ((equals_nocase(opt, "ex") && !px && !exat && !pxat) || (equals_nocase(opt, "px") && !ex && !exat && !pxat) ||
+               ((equals_nocase(opt, "ex") && !px && !exat && !pxat) ||
+                (equals_nocase(opt, "px") && !ex && !exat && !pxat) ||
                 (equals_nocase(opt, "exat") && !ex && !px && !pxat) ||
                 (equals_nocase(opt, "pxat") && !ex && !px && !exat))) {
       ex = ex || equals_nocase(opt, "ex");
@@ -163,7 +164,8 @@ Task<void> read_modify_write(Cmd id, Args args, KeyOps& ops, ReplyWriter& w) {
         if (!ok_or_absent(removed)) co_return w.error(ops.error_line());
       }
       break;
-    default: co_return w.error("ERR internal: not a read-modify-write command");
+    default:
+      co_return w.error("ERR internal: not a read-modify-write command");
   }
   if (exists) {
     w.bulk(old);
@@ -230,24 +232,30 @@ bool prefers_transaction(const CommandSpec& spec, Args args) {
 
 Task<void> run_key_command(const CommandSpec& spec, Args args, KeyOps& ops, ReplyWriter& w) {
   switch (spec.id) {
-    case Cmd::kSet: co_return co_await set_command(args, ops, w);
+    case Cmd::kSet:
+      co_return co_await set_command(args, ops, w);
     case Cmd::kIncr:
     case Cmd::kIncrBy:
     case Cmd::kDecr:
-    case Cmd::kDecrBy: co_return co_await incr_command(spec.id, args, ops, w);
+    case Cmd::kDecrBy:
+      co_return co_await incr_command(spec.id, args, ops, w);
     case Cmd::kAppend:
     case Cmd::kSetNx:
     case Cmd::kGetSet:
-    case Cmd::kGetDel: co_return co_await read_modify_write(spec.id, args, ops, w);
+    case Cmd::kGetDel:
+      co_return co_await read_modify_write(spec.id, args, ops, w);
     case Cmd::kDel:
     case Cmd::kExists:
     case Cmd::kMGet:
-    case Cmd::kMSet: co_return co_await multi_key_command(spec.id, args, ops, w);
-    case Cmd::kPersist: co_return w.integer(0);  // no key has a TTL to remove
+    case Cmd::kMSet:
+      co_return co_await multi_key_command(spec.id, args, ops, w);
+    case Cmd::kPersist:
+      co_return w.integer(0);  // no key has a TTL to remove
     case Cmd::kExpiry:
-      co_return w.error(fmt::format("ERR rdx does not support key expiry: {} is refused (keys never expire)",
-                                    spec.name));
-    default: break;
+      co_return w.error(
+          fmt::format("ERR rdx does not support key expiry: {} is refused (keys never expire)", spec.name));
+    default:
+      break;
   }
   // Single-key reads: GET, STRLEN, TYPE, TTL, PTTL.
   std::string value;
@@ -262,11 +270,19 @@ Task<void> run_key_command(const CommandSpec& spec, Args args, KeyOps& ops, Repl
         w.null();
       }
       break;
-    case Cmd::kStrlen: w.integer(static_cast<int64_t>(value.size())); break;
-    case Cmd::kType: w.simple(exists ? "string" : "none"); break;
+    case Cmd::kStrlen:
+      w.integer(static_cast<int64_t>(value.size()));
+      break;
+    case Cmd::kType:
+      w.simple(exists ? "string" : "none");
+      break;
     case Cmd::kTtl:
-    case Cmd::kPTtl: w.integer(exists ? -1 : -2); break;
-    default: w.error(fmt::format("ERR internal: '{}' is not a key command", spec.name)); break;
+    case Cmd::kPTtl:
+      w.integer(exists ? -1 : -2);
+      break;
+    default:
+      w.error(fmt::format("ERR internal: '{}' is not a key command", spec.name));
+      break;
   }
 }
 

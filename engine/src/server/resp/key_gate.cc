@@ -65,7 +65,8 @@ void KeyGate::leave(uint64_t h) {
   auto& waiters = it->second.waiters;
   // A run of SETs of the same key at the front: the last one writes for all of them.
   size_t run = 0;
-  while (run < waiters.size() && waiters[run].set != nullptr && waiters[run].set->key == waiters.front().set->key) ++run;
+  while (run < waiters.size() && waiters[run].set != nullptr && waiters[run].set->key == waiters.front().set->key)
+    ++run;
   if (run > 1) {
     SetWaiter* leader = waiters[run - 1].set;
     for (size_t i = 0; i + 1 < run; ++i) {

@@ -40,8 +40,8 @@ class KeyGate {
   struct SetWaiter {
     std::string_view key;
     bool absorbed = false;
-    server::KvResult result;                // of the combined write, when absorbed
-    std::vector<SetWaiter*> followers;      // the SETs this one writes for, when it leads a run
+    server::KvResult result;            // of the combined write, when absorbed
+    std::vector<SetWaiter*> followers;  // the SETs this one writes for, when it leads a run
     std::coroutine_handle<> handle;
   };
 

@@ -11,10 +11,14 @@ using rpc::Task;
 
 std::string failure_line(Code c, std::string_view detail) {
   switch (c) {
-    case Code::kResourceExhausted: return "OOM command not allowed when used memory > 'maxmemory'.";
-    case Code::kInvalidArgument: return fmt::format("ERR {}", detail);
-    case Code::kUnavailable: return fmt::format("ERR rdx unavailable ({}); nothing was applied, retry", detail);
-    default: return fmt::format("ERR rdx {}: {}", code_name(c), detail);
+    case Code::kResourceExhausted:
+      return "OOM command not allowed when used memory > 'maxmemory'.";
+    case Code::kInvalidArgument:
+      return fmt::format("ERR {}", detail);
+    case Code::kUnavailable:
+      return fmt::format("ERR rdx unavailable ({}); nothing was applied, retry", detail);
+    default:
+      return fmt::format("ERR rdx {}: {}", code_name(c), detail);
   }
 }
 
@@ -32,7 +36,8 @@ bool key_too_long(std::string_view key) { return key.size() > server::kMaxKeyByt
 
 std::string_view size_error(std::string_view key, std::string_view value) {
   if (key_too_long(key)) return "key is longer than 1024 bytes (rdx's key size limit)";
-  if (value.size() > store::kMaxValueBytes) return "string exceeds maximum allowed size (rdx stores values up to 1 MiB)";
+  if (value.size() > store::kMaxValueBytes)
+    return "string exceeds maximum allowed size (rdx stores values up to 1 MiB)";
   return {};
 }
 }  // namespace

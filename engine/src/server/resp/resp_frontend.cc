@@ -6,11 +6,10 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,12 +26,12 @@ namespace rdx::resp {
 
 namespace {
 
-constexpr int64_t kMaxClients = 10000;                 // per node, as Redis' maxclients default
-constexpr size_t kReadChunk = 16 * 1024;               // Redis' PROTO_IOBUF_LEN
-constexpr size_t kMaxReadChunk = 1 << 20;              // reads for a large bulk that is still arriving
-constexpr size_t kMaxQueryBuffer = size_t{1} << 30;    // Redis' client-query-buffer-limit
-constexpr size_t kIdleBufferKeep = 64 * 1024;          // larger idle buffers are released
-constexpr int kReadRoundsPerService = 4;               // reads per connection per poll() (fairness)
+constexpr int64_t kMaxClients = 10000;               // per node, as Redis' maxclients default
+constexpr size_t kReadChunk = 16 * 1024;             // Redis' PROTO_IOBUF_LEN
+constexpr size_t kMaxReadChunk = 1 << 20;            // reads for a large bulk that is still arriving
+constexpr size_t kMaxQueryBuffer = size_t{1} << 30;  // Redis' client-query-buffer-limit
+constexpr size_t kIdleBufferKeep = 64 * 1024;        // larger idle buffers are released
+constexpr int kReadRoundsPerService = 4;             // reads per connection per poll() (fairness)
 constexpr auto kEmptyPollInterval = std::chrono::microseconds(5);
 
 std::string sockaddr_text(const sockaddr_storage& ss) {
@@ -185,9 +184,9 @@ class RespFrontend final : public server::Frontend {
       sockaddr_storage local{};
       socklen_t local_len = sizeof(local);
       getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);
-      auto conn = std::make_unique<Connection>(std::move(sock),
-                                               stats.next_client_id.fetch_add(1, std::memory_order_relaxed),
-                                               sockaddr_text(peer), sockaddr_text(local), ParserLimits{});
+      auto conn =
+          std::make_unique<Connection>(std::move(sock), stats.next_client_id.fetch_add(1, std::memory_order_relaxed),
+                                       sockaddr_text(peer), sockaddr_text(local), ParserLimits{});
       conn->authenticated = env_.password.empty();
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;

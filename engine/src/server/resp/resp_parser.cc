@@ -74,12 +74,24 @@ bool split_inline_args(std::string_view line, std::vector<std::string>* out) {
         } else if (c == '\\' && p + 1 < end) {
           ++p;
           switch (line[p]) {
-            case 'n': current.push_back('\n'); break;
-            case 'r': current.push_back('\r'); break;
-            case 't': current.push_back('\t'); break;
-            case 'b': current.push_back('\b'); break;
-            case 'a': current.push_back('\a'); break;
-            default: current.push_back(line[p]); break;
+            case 'n':
+              current.push_back('\n');
+              break;
+            case 'r':
+              current.push_back('\r');
+              break;
+            case 't':
+              current.push_back('\t');
+              break;
+            case 'b':
+              current.push_back('\b');
+              break;
+            case 'a':
+              current.push_back('\a');
+              break;
+            default:
+              current.push_back(line[p]);
+              break;
           }
         } else if (c == '"') {
           if (p + 1 < end && !is_space(line[p + 1])) return false;  // closing quote must end the argument
@@ -103,10 +115,21 @@ bool split_inline_args(std::string_view line, std::vector<std::string>* out) {
         if (p == end) break;
         char c = line[p];
         switch (c) {
-          case ' ': case '\n': case '\r': case '\t': done = true; break;
-          case '"': in_double = true; break;
-          case '\'': in_single = true; break;
-          default: current.push_back(c); break;
+          case ' ':
+          case '\n':
+          case '\r':
+          case '\t':
+            done = true;
+            break;
+          case '"':
+            in_double = true;
+            break;
+          case '\'':
+            in_single = true;
+            break;
+          default:
+            current.push_back(c);
+            break;
         }
       }
       if (p < end) ++p;

@@ -18,9 +18,9 @@
 namespace rdx::resp {
 
 struct ParserLimits {
-  int64_t max_bulk = int64_t{512} << 20;    // proto-max-bulk-len
-  int64_t max_multibulk = 1024 * 1024;      // elements per request
-  size_t max_inline = 64 * 1024;            // inline request line, and a multibulk/bulk header line
+  int64_t max_bulk = int64_t{512} << 20;  // proto-max-bulk-len
+  int64_t max_multibulk = 1024 * 1024;    // elements per request
+  size_t max_inline = 64 * 1024;          // inline request line, and a multibulk/bulk header line
   // Applied instead while the connection has not authenticated (Redis 7's protection against unauthenticated DoS).
   int64_t unauthenticated_max_bulk = 16384;
   int64_t unauthenticated_max_multibulk = 10;
@@ -61,11 +61,11 @@ class RequestParser {
 
   ParserLimits limits_;
   State state_ = State::kStart;
-  size_t pos_ = 0;                // resume offset within the request
-  int64_t remaining_ = 0;         // bulks still expected
+  size_t pos_ = 0;         // resume offset within the request
+  int64_t remaining_ = 0;  // bulks still expected
   int64_t bulk_len_ = 0;
   size_t wanted_ = 0;
-  std::vector<Span> spans_;       // argument positions, rebased to views once the request is complete
+  std::vector<Span> spans_;  // argument positions, rebased to views once the request is complete
   std::vector<std::string_view> args_;
   std::vector<std::string> inline_args_;
   std::string error_;

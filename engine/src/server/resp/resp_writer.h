@@ -15,14 +15,14 @@ class ReplyWriter {
   void set_protocol(int p) { protocol_ = p; }
   std::string& buffer() { return *out_; }
 
-  void simple(std::string_view s);       // +s (s must not contain CR or LF)
+  void simple(std::string_view s);  // +s (s must not contain CR or LF)
   // -ERR message: `line` is the full error line without '-', e.g. "ERR syntax error" or "NOAUTH ...". CR and LF
   // are replaced by spaces (an error reply is one line), as Redis does.
   void error(std::string_view line);
   void integer(int64_t v);
   void bulk(std::string_view s);
-  void null();                           // a missing value (GET of an absent key)
-  void null_array();                     // EXEC whose WATCH failed
+  void null();        // a missing value (GET of an absent key)
+  void null_array();  // EXEC whose WATCH failed
   void array(size_t n);
   void map(size_t pairs);
   void set(size_t n);

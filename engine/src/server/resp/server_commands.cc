@@ -1,7 +1,6 @@
 // Connection and server commands: PING, AUTH, HELLO, INFO, CLIENT, COMMAND, CONFIG, SELECT, RESET, DBSIZE.
-#include <fnmatch.h>
-
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -73,9 +72,9 @@ std::vector<std::string_view> split_words(std::string_view s) {
 
 void write_command_info(ReplyWriter& w, const CommandSpec& c) {
   static constexpr std::pair<uint32_t, std::string_view> kFlagNames[] = {
-      {kFlagWrite, "write"},     {kFlagReadonly, "readonly"}, {kFlagDenyOom, "denyoom"}, {kFlagAdmin, "admin"},
-      {kFlagNoScript, "noscript"}, {kFlagLoading, "loading"}, {kFlagStale, "stale"},     {kFlagFast, "fast"},
-      {kFlagNoAuth, "no_auth"}};
+      {kFlagWrite, "write"}, {kFlagReadonly, "readonly"}, {kFlagDenyOom, "denyoom"},
+      {kFlagAdmin, "admin"}, {kFlagNoScript, "noscript"}, {kFlagLoading, "loading"},
+      {kFlagStale, "stale"}, {kFlagFast, "fast"},         {kFlagNoAuth, "no_auth"}};
   std::vector<std::string_view> flags;
   for (auto [bit, name] : kFlagNames)
     if (c.flags & bit) flags.push_back(name);
@@ -123,7 +122,8 @@ void Executor::auth(Connection& c, Args args, ReplyWriter& w) {
         "configuration is correct?");
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (!password_matches(user, args.back())) return w.error("WRONGPASS invalid username-password pair or user is disabled.");
+  if (!password_matches(user, args.back()))
+    return w.error("WRONGPASS invalid username-password pair or user is disabled.");
   c.authenticated = true;
   w.ok();
 }
@@ -152,7 +152,8 @@ void Executor::hello(Connection& c, Args args, ReplyWriter& w) {
     }
   }
   if (has_auth) {
-    if (!password_matches(user, password)) return w.error("WRONGPASS invalid username-password pair or user is disabled.");
+    if (!password_matches(user, password))
+      return w.error("WRONGPASS invalid username-password pair or user is disabled.");
     c.authenticated = true;
   }
   if (!c.authenticated) {
@@ -161,7 +162,8 @@ void Executor::hello(Connection& c, Args args, ReplyWriter& w) {
         "option can be used to authenticate the client and select the RESP protocol version at the same time");
   }
   if (has_name) {
-    if (!valid_client_name(name)) return w.error("ERR Client names cannot contain spaces, newlines or special characters.");
+    if (!valid_client_name(name))
+      return w.error("ERR Client names cannot contain spaces, newlines or special characters.");
     c.name = std::string(name);
   }
   c.protocol = static_cast<int>(version);
@@ -203,11 +205,11 @@ void Executor::info(Args args, ReplyWriter& w) {
   }
   sections.emplace_back("clients", fmt::format("# Clients\r\nconnected_clients:{}\r\nmaxclients:10000\r\n",
                                                cs.connected.load(std::memory_order_relaxed)));
-  sections.emplace_back("stats", fmt::format("# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}"
-                                             "\r\nrejected_connections:{}\r\n",
-                                             cs.accepted.load(std::memory_order_relaxed),
-                                             cs.commands.load(std::memory_order_relaxed),
-                                             cs.rejected.load(std::memory_order_relaxed)));
+  sections.emplace_back(
+      "stats", fmt::format("# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}"
+                           "\r\nrejected_connections:{}\r\n",
+                           cs.accepted.load(std::memory_order_relaxed), cs.commands.load(std::memory_order_relaxed),
+                           cs.rejected.load(std::memory_order_relaxed)));
   bool all = args.size() == 1;
   std::string out;
   for (const auto& [name, body] : sections) {
@@ -229,8 +231,8 @@ std::string Executor::client_info_line(const Connection& c) const {
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf={} "
       "qbuf-free={} obl={} oll=0 omem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
-      c.id, c.peer_addr, c.local_addr, c.fd.get(), c.name, secs(c.created), secs(c.last_active),
-      c.in_multi ? "x" : "N", c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.in.unconsumed_size(),
+      c.id, c.peer_addr, c.local_addr, c.fd.get(), c.name, secs(c.created), secs(c.last_active), c.in_multi ? "x" : "N",
+      c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.in.unconsumed_size(),
       c.in.capacity() - c.in.unconsumed_size(), c.pending_output(), c.out.capacity(),
       c.last_command.empty() ? "NULL" : c.last_command, c.protocol, c.lib_name, c.lib_version);
 }
@@ -250,7 +252,8 @@ void Executor::client(Connection& c, Args args, ReplyWriter& w) {
     w.bulk(c.name);
   } else if (equals_nocase(sub, "setname")) {
     if (!arity(3, "setname")) return;
-    if (!valid_client_name(args[2])) return w.error("ERR Client names cannot contain spaces, newlines or special characters.");
+    if (!valid_client_name(args[2]))
+      return w.error("ERR Client names cannot contain spaces, newlines or special characters.");
     c.name = std::string(args[2]);
     w.ok();
   } else if (equals_nocase(sub, "info")) {
@@ -258,16 +261,19 @@ void Executor::client(Connection& c, Args args, ReplyWriter& w) {
   } else if (equals_nocase(sub, "setinfo")) {
     if (!arity(4, "setinfo")) return;
     bool is_name = equals_nocase(args[2], "lib-name");
-    if (!is_name && !equals_nocase(args[2], "lib-ver")) return w.error(fmt::format("ERR Unrecognized option '{}'", args[2]));
-    if (!valid_client_name(args[3])) return w.error("ERR lib-name and lib-ver cannot contain spaces, newlines or special characters.");
+    if (!is_name && !equals_nocase(args[2], "lib-ver"))
+      return w.error(fmt::format("ERR Unrecognized option '{}'", args[2]));
+    if (!valid_client_name(args[3]))
+      return w.error("ERR lib-name and lib-ver cannot contain spaces, newlines or special characters.");
     (is_name ? c.lib_name : c.lib_version) = std::string(args[3]);
     w.ok();
   } else if (equals_nocase(sub, "help")) {
-    write_help(w, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ID", "    Return the ID of the current connection.",
-                   "GETNAME", "    Return the name of the current connection.", "SETNAME <name>",
-                   "    Assign the name <name> to the current connection.", "INFO",
-                   "    Return information about the current client connection.", "SETINFO <option> <value>",
-                   "    Set LIB-NAME or LIB-VER of the current connection."});
+    write_help(
+        w, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ID",
+            "    Return the ID of the current connection.", "GETNAME", "    Return the name of the current connection.",
+            "SETNAME <name>", "    Assign the name <name> to the current connection.", "INFO",
+            "    Return information about the current client connection.", "SETINFO <option> <value>",
+            "    Set LIB-NAME or LIB-VER of the current connection."});
   } else {
     w.error(unknown_subcommand(sub, "CLIENT"));
   }
@@ -307,11 +313,11 @@ void Executor::command(Args args, ReplyWriter& w) {
     w.array(commands.size());
     for (const CommandSpec& c : commands) w.bulk(c.name);
   } else if (equals_nocase(sub, "help")) {
-    write_help(w, {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "(no subcommand)",
-                   "    Return details about all commands.", "COUNT", "    Return the total number of commands.",
-                   "INFO [<command-name> ...]", "    Return details about the given commands.",
-                   "DOCS [<command-name> ...]", "    Return documentation of the given commands.", "LIST",
-                   "    Return the names of all commands."});
+    write_help(
+        w, {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "(no subcommand)",
+            "    Return details about all commands.", "COUNT", "    Return the total number of commands.",
+            "INFO [<command-name> ...]", "    Return details about the given commands.", "DOCS [<command-name> ...]",
+            "    Return documentation of the given commands.", "LIST", "    Return the names of all commands."});
   } else {
     w.error(unknown_subcommand(sub, "COMMAND"));
   }
@@ -397,16 +403,16 @@ Task<void> Executor::dbsize(ReplyWriter& w) {
     uint16_t primary = topo.primary_of(s);
     auto conn = ctx.peer(primary);
     if (!conn) {
-      co_return w.error(failure_line(Code::kUnavailable, fmt::format("primary {} of shard {} is not connected",
-                                                                     topo.nodes[primary].name, s)));
+      co_return w.error(failure_line(
+          Code::kUnavailable, fmt::format("primary {} of shard {} is not connected", topo.nodes[primary].name, s)));
     }
     rpc::Response r = co_await ctx.rpc().call(*conn, kRespKeyCountMsg, {});
     rpc::Reader rd(r.payload);
     uint64_t n = rd.get<uint64_t>();
     if (r.status != Code::kOk || !rd.done()) {
-      co_return w.error(failure_line(r.status == Code::kOk ? Code::kInternal : r.status,
-                                     fmt::format("primary {} of shard {} did not report its key count",
-                                                 topo.nodes[primary].name, s)));
+      co_return w.error(failure_line(
+          r.status == Code::kOk ? Code::kInternal : r.status,
+          fmt::format("primary {} of shard {} did not report its key count", topo.nodes[primary].name, s)));
     }
     total += n;
   }

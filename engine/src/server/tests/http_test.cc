@@ -1,9 +1,10 @@
+#include "server/http.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/net.h"
-#include "server/http.h"
 
 namespace rdx::server {
 namespace {

@@ -1,8 +1,8 @@
+#include "server/topology.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
-
-#include "server/topology.h"
 
 namespace rdx::server {
 namespace {

@@ -1,10 +1,11 @@
+#include "store/alloc.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
 
 #include "common/memory.h"
-#include "store/alloc.h"
 
 namespace rdx::store {
 namespace {

@@ -36,8 +36,8 @@ std::string shared_key(int i) { return "shared:" + std::to_string(i); }
 
 struct ModelEntry {
   bool present = false;
-  uint64_t version = 0;    // current version when present
-  uint64_t max_ever = 0;   // highest version the key ever had
+  uint64_t version = 0;   // current version when present
+  uint64_t max_ever = 0;  // highest version the key ever had
   std::string value;
 };
 
@@ -123,8 +123,8 @@ class Worker {
           expect(st == OpStatus::kStale && ver == m.version, "stale put");
         } else {
           const bool version_ok = explicit_version != kAutoVersion ? ver == explicit_version
-                                  : m.present                     ? ver == m.version + 1
-                                                                  : ver > m.max_ever;
+                                  : m.present                      ? ver == m.version + 1
+                                                                   : ver > m.max_ever;
           expect(st == OpStatus::kOk && version_ok, "put");
           m = {true, ver, std::max(m.max_ever, ver), value};
         }
@@ -161,10 +161,18 @@ class Worker {
     uint64_t ver = 0;
     OpStatus st = OpStatus::kOk;
     switch (op) {
-      case Op::kGet: st = t_.get(s_, key, &got, &ver); break;
-      case Op::kInsert: st = t_.insert(s_, key, value, &ver); break;
-      case Op::kPut: st = t_.put(s_, key, value, explicit_version, &ver); break;
-      case Op::kRemove: st = t_.remove(s_, key, explicit_version); break;
+      case Op::kGet:
+        st = t_.get(s_, key, &got, &ver);
+        break;
+      case Op::kInsert:
+        st = t_.insert(s_, key, value, &ver);
+        break;
+      case Op::kPut:
+        st = t_.put(s_, key, value, explicit_version, &ver);
+        break;
+      case Op::kRemove:
+        st = t_.remove(s_, key, explicit_version);
+        break;
     }
     check_private(op, k, explicit_version, value, st, ver, got);
   }
@@ -248,9 +256,9 @@ TEST(HashTableConcurrency, MixedOpsWithForcedResizesMatchTheModel) {
     std::string v;
     while (finished.load() < kWorkers && reader_failures.size() < 5) {
       const bool shared = rng() % 4 == 0;
-      const std::string key = shared ? shared_key(static_cast<int>(rng() % kSharedKeys))
-                                     : private_key(static_cast<int>(rng() % kWorkers),
-                                                   static_cast<int>(rng() % kPrivateKeys));
+      const std::string key =
+          shared ? shared_key(static_cast<int>(rng() % kSharedKeys))
+                 : private_key(static_cast<int>(rng() % kWorkers), static_cast<int>(rng() % kPrivateKeys));
       if (t->get(s, key, &v) == OpStatus::kOk) {
         integrity_reads.fetch_add(1, std::memory_order_relaxed);
         if (!check_value(key, v)) reader_failures.push_back("reader saw a torn/foreign value for " + key);
@@ -302,10 +310,11 @@ TEST(HashTableConcurrency, MixedOpsWithForcedResizesMatchTheModel) {
   EXPECT_EQ(st.keys, expected_keys);
   EXPECT_GE(forced, kForcedResizes / 2) << "the grower could not force resizes";
   EXPECT_GE(st.resizes, static_cast<size_t>(kForcedResizes));
-  std::printf("workers=%d ops/worker=%d resizes=%zu (forced %d) buckets=%zu keys=%zu shared writes=%zu reads=%zu "
-              "integrity reads=%llu\n",
-              kWorkers, kOpsPerWorker, st.resizes, forced, st.buckets, st.keys, written.size(), reads,
-              static_cast<unsigned long long>(integrity_reads.load()));
+  std::printf(
+      "workers=%d ops/worker=%d resizes=%zu (forced %d) buckets=%zu keys=%zu shared writes=%zu reads=%zu "
+      "integrity reads=%llu\n",
+      kWorkers, kOpsPerWorker, st.resizes, forced, st.buckets, st.keys, written.size(), reads,
+      static_cast<unsigned long long>(integrity_reads.load()));
 }
 
 }  // namespace

@@ -261,10 +261,18 @@ TEST(HashTable, BatchGivesTheSameResultsAsOneByOne) {
       uint64_t ver = 0;
       OpStatus st;
       switch (reqs[i].op) {
-        case Op::kGet: st = single->get(ss, keys[i], &out_s[i], &ver); break;
-        case Op::kPut: st = single->put(ss, keys[i], values[i], reqs[i].version, &ver); break;
-        case Op::kInsert: st = single->insert(ss, keys[i], values[i], &ver); break;
-        case Op::kRemove: st = single->remove(ss, keys[i], reqs[i].version); break;
+        case Op::kGet:
+          st = single->get(ss, keys[i], &out_s[i], &ver);
+          break;
+        case Op::kPut:
+          st = single->put(ss, keys[i], values[i], reqs[i].version, &ver);
+          break;
+        case Op::kInsert:
+          st = single->insert(ss, keys[i], values[i], &ver);
+          break;
+        case Op::kRemove:
+          st = single->remove(ss, keys[i], reqs[i].version);
+          break;
       }
       ASSERT_EQ(reqs[i].status, st) << "round " << round << " request " << i;
       if (reqs[i].op != Op::kRemove) {

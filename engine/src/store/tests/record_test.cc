@@ -1,3 +1,5 @@
+#include "store/record.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -5,7 +7,6 @@
 
 #include "common/atomic_copy.h"
 #include "store/hashtable.h"
-#include "store/record.h"
 
 namespace rdx::store::record {
 namespace {

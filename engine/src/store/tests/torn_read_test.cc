@@ -44,9 +44,8 @@ bool naive_value_ok(const std::vector<std::byte>& image) {
   auto h = record::decode_header(word);
   if (!h) return false;
   uint64_t i;
-  return pattern_ok(std::string(reinterpret_cast<const char*>(image.data()) + record::kKeyOffset + h->key_len,
-                                h->val_len),
-                    &i);
+  return pattern_ok(
+      std::string(reinterpret_cast<const char*>(image.data()) + record::kKeyOffset + h->key_len, h->val_len), &i);
 }
 
 TEST(TornRead, RemoteImagesOfARecordUnderInPlaceWritesAreNeverAcceptedTorn) {
@@ -107,10 +106,11 @@ TEST(TornRead, RemoteImagesOfARecordUnderInPlaceWritesAreNeverAcceptedTorn) {
   for (const auto& f : failures) ADD_FAILURE() << f;
   EXPECT_GT(accepted, 0u);
   EXPECT_EQ(t->find(reader_session, "hot-key!").arena_offset(), offset) << "updates were expected in place";
-  std::printf("writes=%d remote reads: accepted=%llu busy(rejected)=%llu, unvalidated copies that were torn=%llu; "
-              "local gets=%llu\n",
-              kWrites, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(busy),
-              static_cast<unsigned long long>(naive_torn), static_cast<unsigned long long>(local_reads));
+  std::printf(
+      "writes=%d remote reads: accepted=%llu busy(rejected)=%llu, unvalidated copies that were torn=%llu; "
+      "local gets=%llu\n",
+      kWrites, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(busy),
+      static_cast<unsigned long long>(naive_torn), static_cast<unsigned long long>(local_reads));
 }
 
 // Stale offsets: records move between blocks (size-class changes, remove + insert), blocks are freed and reused
@@ -122,7 +122,8 @@ TEST(TornRead, StaleOffsetsNeverYieldTornOrForeignValues) {
   auto key = [](int k) { return "stale-key-" + std::to_string(k % 10) + std::to_string(k / 10); };  // same length
   {
     Session s = t->session();
-    for (int k = 0; k < kKeys; ++k) ASSERT_EQ(t->insert(s, key(k), testing::make_value(key(k), {0, 0}, 40)), OpStatus::kOk);
+    for (int k = 0; k < kKeys; ++k)
+      ASSERT_EQ(t->insert(s, key(k), testing::make_value(key(k), {0, 0}, 40)), OpStatus::kOk);
   }
   std::atomic<bool> done{false};
   std::vector<std::thread> writers;

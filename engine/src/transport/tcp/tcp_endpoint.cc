@@ -1,5 +1,6 @@
 #include "transport/tcp/tcp_endpoint.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,16 +9,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "common/atomic_copy.h"
 
 namespace rdx::transport::tcp {
 
 namespace {
 constexpr uint64_t kHandoffTag = ~0ull;
-constexpr size_t kMaxQueuedOut = 16u << 20;   // back-pressure: packet_buffer() refuses beyond this
-constexpr size_t kReadChunk = 256u << 10;      // bytes read per connection per poll
+constexpr size_t kMaxQueuedOut = 16u << 20;  // back-pressure: packet_buffer() refuses beyond this
+constexpr size_t kReadChunk = 256u << 10;    // bytes read per connection per poll
 constexpr size_t kInitialIn = 64u << 10;
 
 template <typename T>
@@ -80,8 +79,14 @@ Result<ConnId> TcpEndpoint::connect(const PeerAddr& peer, uint16_t remote_worker
     return fd.status();
   }
   ConnId id = add_conn(std::move(fd.value()), State::kConnecting, peer.node, remote_worker);
-  Hello h{kMagic, kWireVersion, transport_.config().node, transport_.config().epoch, worker_, remote_worker,
-          static_cast<uint32_t>(max_packet()), 0};
+  Hello h{kMagic,
+          kWireVersion,
+          transport_.config().node,
+          transport_.config().epoch,
+          worker_,
+          remote_worker,
+          static_cast<uint32_t>(max_packet()),
+          0};
   Conn& c = *conns_[id];
   c.out.insert(c.out.end(), reinterpret_cast<std::byte*>(&h), reinterpret_cast<std::byte*>(&h) + sizeof(h));
   return id;
@@ -389,8 +394,8 @@ bool TcpEndpoint::parse_frames(ConnId id, std::span<Completion> out, size_t& n) 
     size_t avail = c.in_end - c.in_begin;
     if (avail < sizeof(FrameHeader)) break;
     FrameHeader h = load_pod<FrameHeader>(c.in.data() + c.in_begin);
-    size_t limit = h.type == static_cast<uint8_t>(FrameType::kPacket) ? max_packet()
-                                                                       : kMaxOneSidedBytes + sizeof(RemoteOp);
+    size_t limit =
+        h.type == static_cast<uint8_t>(FrameType::kPacket) ? max_packet() : kMaxOneSidedBytes + sizeof(RemoteOp);
     if (h.len > limit) {
       ++stats_.rejected_messages;
       spdlog::warn("tcp endpoint w{}: frame of {} bytes (type {}) from node {} exceeds {}; closing", worker_, h.len,
@@ -489,8 +494,10 @@ void TcpEndpoint::serve_remote_op(ConnId id, const FrameHeader& h, std::span<con
           cp.conn = id;
           cp.imm = h.imm;
           cp.data = std::span<const std::byte>(target, len);
-          if (n < out.size()) out[n++] = cp;
-          else deferred_.push_back(cp);
+          if (n < out.size())
+            out[n++] = cp;
+          else
+            deferred_.push_back(cp);
         }
       }
       append_frame(c, FrameType::kWriteAck, status, h.op_id, nullptr, 0);

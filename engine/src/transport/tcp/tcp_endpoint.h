@@ -57,11 +57,11 @@ class TcpEndpoint final : public Endpoint {
     uint16_t peer_worker = 0;
     std::vector<std::byte> out;  // bytes [out_sent, size) still to write
     size_t out_sent = 0;
-    bool want_out = false;       // EPOLLOUT armed
-    std::vector<std::byte> in;   // bytes [in_begin, in_end) received, not yet parsed
+    bool want_out = false;      // EPOLLOUT armed
+    std::vector<std::byte> in;  // bytes [in_begin, in_end) received, not yet parsed
     size_t in_begin = 0, in_end = 0;
-    size_t grow_to = 0;          // a frame larger than `in` is pending
-    bool peer_closed = false;    // EOF seen; buffered frames are still delivered
+    size_t grow_to = 0;             // a frame larger than `in` is pending
+    bool peer_closed = false;       // EOF seen; buffered frames are still delivered
     std::deque<PendingOp> pending;  // one response per request, in order
     std::vector<std::byte> stage;   // packet_buffer()
   };
@@ -93,8 +93,8 @@ class TcpEndpoint final : public Endpoint {
   uint16_t worker_;
   net::UniqueFd epfd_;
   MemoryBlock scratch_;
-  std::vector<std::unique_ptr<Conn>> conns_;  // ConnIds are never reused
-  std::deque<Completion> deferred_;           // completions without payload, delivered first
+  std::vector<std::unique_ptr<Conn>> conns_;             // ConnIds are never reused
+  std::deque<Completion> deferred_;                      // completions without payload, delivered first
   std::vector<std::vector<std::byte>> retired_buffers_;  // receive buffers of connections that failed this poll
   uint64_t next_op_id_ = 1;
   EndpointStats stats_;

@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_transport.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,9 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "common/net.h"
+#include "common/thread.h"
 #include "transport/tcp/tcp_endpoint.h"
 #include "transport/tcp/wire.h"
 
@@ -73,7 +73,7 @@ Status TcpTransport::start_listener() {
   listen_fd_ = fd->release();
   port_ = port;
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  acceptor_ = std::thread([this] { accept_loop(); });
+  acceptor_ = start_thread([this] { accept_loop(); });
   return Status::ok();
 }
 
@@ -116,10 +116,11 @@ void TcpTransport::handshake(int fd) {
   reply.status = static_cast<uint32_t>(refuse);
   st = net::write_full(fd, &reply, sizeof(reply), kHandshakeTimeoutMs);
   if (refuse != Code::kOk || !st.is_ok()) {
-    spdlog::warn("tcp transport: refused connection from node {} worker {} (magic {:#x} epoch {} vs {}, dst worker {}, "
-                 "max_packet {} vs {}): {}",
-                 in.src_node, in.src_worker, in.magic, in.epoch, cfg_.epoch, in.dst_worker, in.max_packet,
-                 cfg_.max_packet, code_name(refuse));
+    spdlog::warn(
+        "tcp transport: refused connection from node {} worker {} (magic {:#x} epoch {} vs {}, dst worker {}, "
+        "max_packet {} vs {}): {}",
+        in.src_node, in.src_worker, in.magic, in.epoch, cfg_.epoch, in.dst_worker, in.max_packet, cfg_.max_packet,
+        code_name(refuse));
     ::close(fd);
     return;
   }

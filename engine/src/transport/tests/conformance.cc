@@ -80,26 +80,27 @@ Pair connect_pair(const BackendParam& p) {
   EXPECT_TRUE(c.is_ok()) << c.status().to_string();
   pr.ab = c.value();
   bool up_a = false, up_b = false;
-  EXPECT_TRUE(pump({pr.a->eps[0].get(), pr.b->eps[0].get()}, [&] { return up_a && up_b; },
-                   [&](Endpoint* e, const Completion& cp) {
-                     if (cp.kind != CompletionKind::kConnUp) return;
-                     if (e == pr.a->eps[0].get()) {
-                       up_a = true;
-                       EXPECT_EQ(cp.peer_node, 2);
-                     } else {
-                       up_b = true;
-                       pr.ba = cp.conn;
-                       EXPECT_EQ(cp.peer_node, 1);
-                       EXPECT_EQ(cp.peer_worker, 0);
-                     }
-                   }));
+  EXPECT_TRUE(pump(
+      {pr.a->eps[0].get(), pr.b->eps[0].get()}, [&] { return up_a && up_b; },
+      [&](Endpoint* e, const Completion& cp) {
+        if (cp.kind != CompletionKind::kConnUp) return;
+        if (e == pr.a->eps[0].get()) {
+          up_a = true;
+          EXPECT_EQ(cp.peer_node, 2);
+        } else {
+          up_b = true;
+          pr.ba = cp.conn;
+          EXPECT_EQ(cp.peer_node, 1);
+          EXPECT_EQ(cp.peer_worker, 0);
+        }
+      }));
   return pr;
 }
 
-#define SKIP_IF_UNAVAILABLE()                                           \
-  do {                                                                  \
-    std::string why = GetParam().unavailable_reason();                  \
-    if (!why.empty()) GTEST_SKIP() << "NOT RUN (" << why << ")";        \
+#define SKIP_IF_UNAVAILABLE()                                    \
+  do {                                                           \
+    std::string why = GetParam().unavailable_reason();           \
+    if (!why.empty()) GTEST_SKIP() << "NOT RUN (" << why << ")"; \
   } while (0)
 
 TEST_P(TransportConformance, SendsAndReceivesManyPackets) {
@@ -152,12 +153,13 @@ TEST_P(TransportConformance, RejectsOversizedPacket) {
 // Waits for the completions with the given cookies on `a` while polling both sides (others are dropped).
 std::map<uint64_t, Completion> wait_all(Pair& pr, std::set<uint64_t> cookies) {
   std::map<uint64_t, Completion> got;
-  EXPECT_TRUE(pump({pr.a->eps[0].get(), pr.b->eps[0].get()}, [&] { return got.size() == cookies.size(); },
-                   [&](Endpoint* e, const Completion& cp) {
-                     if (e == pr.a->eps[0].get() && cookies.count(cp.cookie) != 0 &&
-                         cp.kind != CompletionKind::kRecv && cp.kind != CompletionKind::kConnUp)
-                       got[cp.cookie] = cp;
-                   }));
+  EXPECT_TRUE(pump(
+      {pr.a->eps[0].get(), pr.b->eps[0].get()}, [&] { return got.size() == cookies.size(); },
+      [&](Endpoint* e, const Completion& cp) {
+        if (e == pr.a->eps[0].get() && cookies.count(cp.cookie) != 0 && cp.kind != CompletionKind::kRecv &&
+            cp.kind != CompletionKind::kConnUp)
+          got[cp.cookie] = cp;
+      }));
   return got;
 }
 
@@ -218,9 +220,9 @@ TEST_P(TransportConformance, BadRemotePointersFailTheOpNotTheConnection) {
   Endpoint& a = *pr.a->eps[0];
   auto scratch = a.scratch();
   auto* result = reinterpret_cast<uint64_t*>(scratch.data());
-  ASSERT_TRUE(a.read(pr.ab, {2, 9, 0}, scratch.data() + 64, 8, 21).is_ok());  // unknown region
+  ASSERT_TRUE(a.read(pr.ab, {2, 9, 0}, scratch.data() + 64, 8, 21).is_ok());                        // unknown region
   ASSERT_TRUE(a.read(pr.ab, {2, 1, pr.b->region.size() - 4}, scratch.data() + 64, 8, 22).is_ok());  // past the end
-  ASSERT_TRUE(a.cas(pr.ab, {2, 1, 3}, 0, 1, result, 23).is_ok());  // misaligned atomic
+  ASSERT_TRUE(a.cas(pr.ab, {2, 1, 3}, 0, 1, result, 23).is_ok());                                   // misaligned atomic
   a.flush();
   auto got = wait_all(pr, {21, 22, 23});
   EXPECT_EQ(got[21].status, Code::kInvalidArgument);
@@ -242,14 +244,16 @@ TEST_P(TransportConformance, WriteWithImmNotifiesTarget) {
   ASSERT_TRUE(a.write_imm(pr.ab, {2, 1, 512}, scratch.data(), 9, 0xabcd, 31).is_ok());
   a.flush();
   bool imm = false, done = false;
-  ASSERT_TRUE(pump({&a, &b}, [&] { return imm && done; }, [&](Endpoint* e, const Completion& cp) {
-    if (e == &b && cp.kind == CompletionKind::kRecvImm) {
-      EXPECT_EQ(cp.imm, 0xabcdu);
-      EXPECT_EQ(std::memcmp(pr.b->region.data() + 512, "hello-imm", 9), 0);
-      imm = true;
-    }
-    if (e == &a && cp.cookie == 31) done = true;
-  }));
+  ASSERT_TRUE(pump(
+      {&a, &b}, [&] { return imm && done; },
+      [&](Endpoint* e, const Completion& cp) {
+        if (e == &b && cp.kind == CompletionKind::kRecvImm) {
+          EXPECT_EQ(cp.imm, 0xabcdu);
+          EXPECT_EQ(std::memcmp(pr.b->region.data() + 512, "hello-imm", 9), 0);
+          imm = true;
+        }
+        if (e == &a && cp.cookie == 31) done = true;
+      }));
 }
 
 // Many initiator threads (each with its own endpoint) and target-local threads hammer one word with FAA and CAS.
@@ -371,7 +375,7 @@ TEST_P(TransportConformance, ReadNeverPassesVersionCheckWhenTorn) {
     std::atomic_ref<uint64_t> tail(*reinterpret_cast<uint64_t*>(rec + 8 + kPayload));
     std::byte payload[kPayload];
     for (uint64_t v = 2; !stop.load(); v += 2) {
-      head.store(v - 1, std::memory_order_release);   // odd: write in progress
+      head.store(v - 1, std::memory_order_release);  // odd: write in progress
       tail.store(v - 1, std::memory_order_release);
       std::memset(payload, static_cast<int>(v & 0xff), kPayload);
       atomic_store_bytes(rec + 8, payload, kPayload);
@@ -431,12 +435,14 @@ TEST_P(TransportConformance, PeerDeathFailsPendingOpsAndReportsConnDown) {
   (void)a.read(pr.ab, {2, 1, 0}, scratch.data(), 8, 41);  // may be refused at once if the loss is already known
   a.flush();
   bool down = false;
-  ASSERT_TRUE(pump({&a}, [&] { return down; }, [&](Endpoint*, const Completion& cp) {
-    if (cp.kind == CompletionKind::kConnDown) down = true;
-    if (cp.cookie == 41) {
-      EXPECT_NE(cp.status, Code::kOk);
-    }
-  }));
+  ASSERT_TRUE(pump(
+      {&a}, [&] { return down; },
+      [&](Endpoint*, const Completion& cp) {
+        if (cp.kind == CompletionKind::kConnDown) down = true;
+        if (cp.cookie == 41) {
+          EXPECT_NE(cp.status, Code::kOk);
+        }
+      }));
   EXPECT_FALSE(a.connected(pr.ab));
   EXPECT_TRUE(a.packet_buffer(pr.ab).empty());
 }
@@ -452,10 +458,12 @@ TEST_P(TransportConformance, RefusesOtherEpochs) {
   auto c = a->connect(GetParam().peer_addr(2, b->transport->listen_port()), 0);
   if (!c.is_ok()) return;  // refused synchronously: fine
   bool down = false, up = false;
-  ASSERT_TRUE(pump({a.get(), b->eps[0].get()}, [&] { return down; }, [&](Endpoint* e, const Completion& cp) {
-    if (e == a.get() && cp.kind == CompletionKind::kConnDown) down = true;
-    if (cp.kind == CompletionKind::kConnUp) up = true;
-  }));
+  ASSERT_TRUE(pump(
+      {a.get(), b->eps[0].get()}, [&] { return down; },
+      [&](Endpoint* e, const Completion& cp) {
+        if (e == a.get() && cp.kind == CompletionKind::kConnDown) down = true;
+        if (cp.kind == CompletionKind::kConnUp) up = true;
+      }));
   EXPECT_FALSE(up);
 }
 
@@ -470,9 +478,11 @@ TEST_P(TransportConformance, UnreachablePeerFailsCleanly) {
     return;
   }
   bool down = false;
-  ASSERT_TRUE(pump({a->eps[0].get()}, [&] { return down; }, [&](Endpoint*, const Completion& cp) {
-    if (cp.kind == CompletionKind::kConnDown) down = true;
-  }));
+  ASSERT_TRUE(pump(
+      {a->eps[0].get()}, [&] { return down; },
+      [&](Endpoint*, const Completion& cp) {
+        if (cp.kind == CompletionKind::kConnDown) down = true;
+      }));
 }
 
 TEST_P(TransportConformance, WaitFdWakesOnArrival) {

@@ -1,6 +1,5 @@
 // The tcp backend: the shared conformance suite plus tcp-specific checks of hostile input on the wire.
 #include <gtest/gtest.h>
-
 #include <sys/socket.h>
 #include <unistd.h>
 

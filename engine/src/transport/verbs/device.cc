@@ -4,11 +4,10 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <rdma/rdma_cma.h>
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "transport/verbs/rdma_sysfs.h"
 
@@ -24,8 +23,8 @@ Result<ibv_mr*> Device::register_memory(void* base, size_t len) const {
   ibv_mr* mr = ibv_reg_mr(pd, base, len, access);
   if (mr == nullptr) {
     int e = errno;
-    return error(e == ENOMEM ? Code::kResourceExhausted : Code::kInternal,
-                 "ibv_reg_mr of {} bytes on {}: {}{}", len, name, strerror(e),
+    return error(e == ENOMEM ? Code::kResourceExhausted : Code::kInternal, "ibv_reg_mr of {} bytes on {}: {}{}", len,
+                 name, strerror(e),
                  e == ENOMEM ? " (locked-memory limit too low? raise `ulimit -l` or grant IPC_LOCK)" : "");
   }
   return mr;
@@ -60,7 +59,8 @@ Result<std::string> resolve_ipv4(const std::string& host) {
   hints.ai_family = AF_INET;
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) return error(Code::kInvalidArgument, "cannot resolve '{}': {}", host, gai_strerror(rc));
+  if (rc != 0 || res == nullptr)
+    return error(Code::kInvalidArgument, "cannot resolve '{}': {}", host, gai_strerror(rc));
   char buf[INET_ADDRSTRLEN];
   inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
   freeaddrinfo(res);
@@ -134,8 +134,9 @@ Result<std::unique_ptr<Device>> open_device(const TransportConfig& cfg) {
   if (cfg.gid_index >= 0) {
     bool found = false;
     for (const GidEntry& e : port->gids) found |= e.index == cfg.gid_index;
-    if (!found) return error(Code::kInvalidArgument, "{} port {} has no GID at configured index {}", dev->name,
-                             dev->port, cfg.gid_index);
+    if (!found)
+      return error(Code::kInvalidArgument, "{} port {} has no GID at configured index {}", dev->name, dev->port,
+                   cfg.gid_index);
     dev->gid_index = cfg.gid_index;
   } else {
     auto idx = detect_gid_index(port.value(), port->link_layer == "InfiniBand" ? "" : dev->local_ip);

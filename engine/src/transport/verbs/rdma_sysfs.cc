@@ -46,7 +46,10 @@ std::optional<Gid> parse_gid(const std::string& text) {
     for (int d = 0; d < 4; ++d, ++pos) {
       if (pos >= text.size()) return std::nullopt;
       char c = text[pos];
-      int x = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      int x = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
       if (x < 0) return std::nullopt;
       v = v * 16 + static_cast<unsigned>(x);
     }

@@ -27,8 +27,8 @@ struct GidEntry {
 struct PortInfo {
   std::string device;
   int port = 1;
-  bool active = false;       // state "4: ACTIVE"
-  std::string link_layer;    // "Ethernet" or "InfiniBand"
+  bool active = false;         // state "4: ACTIVE"
+  std::string link_layer;      // "Ethernet" or "InfiniBand"
   std::vector<GidEntry> gids;  // non-zero entries only
 };
 

@@ -1,13 +1,12 @@
 // Connection management of the verbs endpoint: librdmacm events, QP creation, the region-table exchange, failures.
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "transport/verbs/verbs_endpoint.h"
 
@@ -26,7 +25,8 @@ Result<sockaddr_in> ipv4_sockaddr(const std::string& host, uint16_t port) {
   hints.ai_family = AF_INET;
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) return error(Code::kInvalidArgument, "cannot resolve '{}': {}", host, gai_strerror(rc));
+  if (rc != 0 || res == nullptr)
+    return error(Code::kInvalidArgument, "cannot resolve '{}': {}", host, gai_strerror(rc));
   sockaddr_in sa = *reinterpret_cast<sockaddr_in*>(res->ai_addr);
   freeaddrinfo(res);
   sa.sin_port = htons(port);
@@ -85,11 +85,11 @@ void VerbsEndpoint::disconnect(ConnId conn) {
 Status VerbsEndpoint::grow_cq(size_t qps) {
   const size_t need = kSrqDepth + qps * (kSqDepth + 1);
   if (need <= static_cast<size_t>(cq_capacity_)) return Status::ok();
-  const int want = static_cast<int>(std::min<size_t>(std::max<size_t>(need, 2 * size_t(cq_capacity_)),
-                                                     static_cast<size_t>(dev_.attr.max_cqe)));
+  const int want = static_cast<int>(
+      std::min<size_t>(std::max<size_t>(need, 2 * size_t(cq_capacity_)), static_cast<size_t>(dev_.attr.max_cqe)));
   if (static_cast<size_t>(want) < need)
-    return error(Code::kResourceExhausted, "{} connections need a CQ of {} entries; {} allows {}", qps, need,
-                 dev_.name, dev_.attr.max_cqe);
+    return error(Code::kResourceExhausted, "{} connections need a CQ of {} entries; {} allows {}", qps, need, dev_.name,
+                 dev_.attr.max_cqe);
   if (int rc = ibv_resize_cq(cq_, want); rc != 0)
     return error(Code::kResourceExhausted, "ibv_resize_cq({}): {}", want, strerror(rc));
   cq_capacity_ = cq_->cqe;
@@ -155,8 +155,8 @@ void VerbsEndpoint::accept_incoming(const Incoming& in) {
   rdma_conn_param p{};
   p.private_data = &reply;
   p.private_data_len = sizeof(reply);
-  p.responder_resources = std::min<uint8_t>({kMaxRdAtomic, static_cast<uint8_t>(dev_.attr.max_qp_rd_atom),
-                                             std::max<uint8_t>(in.initiator_depth, 1)});
+  p.responder_resources = std::min<uint8_t>(
+      {kMaxRdAtomic, static_cast<uint8_t>(dev_.attr.max_qp_rd_atom), std::max<uint8_t>(in.initiator_depth, 1)});
   p.initiator_depth = std::min<uint8_t>({kMaxRdAtomic, static_cast<uint8_t>(dev_.attr.max_qp_init_rd_atom),
                                          std::max<uint8_t>(in.responder_resources, 1)});
   p.rnr_retry_count = 7;
@@ -202,7 +202,8 @@ void VerbsEndpoint::on_cm_event(ConnId id, rdma_cm_event_type type, int status, 
       p.initiator_depth = std::min<uint8_t>(kMaxRdAtomic, static_cast<uint8_t>(dev_.attr.max_qp_init_rd_atom));
       p.retry_count = 7;
       p.rnr_retry_count = 7;  // infinite: a busy receiver whose SRQ ran dry is waited for, not failed
-      if (rdma_connect(c->cm, &p) != 0) return fail(id, Code::kUnavailable, fmt::format("rdma_connect: {}", strerror(errno)));
+      if (rdma_connect(c->cm, &p) != 0)
+        return fail(id, Code::kUnavailable, fmt::format("rdma_connect: {}", strerror(errno)));
       c->state = State::kConnecting;
       return;
     }
@@ -248,8 +249,10 @@ void VerbsEndpoint::on_established(ConnId id, const void* pdata, size_t plen) {
   ibv_qp_init_attr qi{};
   if (ibv_query_qp(c.qp, &qa, IBV_QP_AV, &qi) == 0 && qa.ah_attr.is_global != 0 &&
       qa.ah_attr.grh.sgid_index != dev_.gid_index)
-    spdlog::warn("verbs: endpoint w{} conn {}: rdma_cm uses GID index {}, sysfs detection chose {} (RoCE v1 default "
-                 "mode in configfs?)", worker_, id, qa.ah_attr.grh.sgid_index, dev_.gid_index);
+    spdlog::warn(
+        "verbs: endpoint w{} conn {}: rdma_cm uses GID index {}, sysfs detection chose {} (RoCE v1 default "
+        "mode in configfs?)",
+        worker_, id, qa.ah_attr.grh.sgid_index, dev_.gid_index);
   c.state = State::kEstablished;
   --connecting_;
   send_region_table(id);

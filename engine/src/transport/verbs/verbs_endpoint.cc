@@ -4,14 +4,13 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 namespace rdx::transport::verbs {
 
@@ -21,8 +20,7 @@ size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 bool is_atomic(ibv_wr_opcode op) { return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD; }
 bool may_inline(ibv_wr_opcode op) {
-  return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-         op == IBV_WR_RDMA_WRITE_WITH_IMM;
+  return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
 }  // namespace
@@ -70,7 +68,8 @@ Status VerbsEndpoint::init() {
   cq_capacity_ = cq_->cqe;
 
   if (dev_.attr.max_srq_wr < static_cast<int>(kSrqDepth))
-    return error(Code::kUnsupported, "{} supports SRQs of {} WRs (need {})", dev_.name, dev_.attr.max_srq_wr, kSrqDepth);
+    return error(Code::kUnsupported, "{} supports SRQs of {} WRs (need {})", dev_.name, dev_.attr.max_srq_wr,
+                 kSrqDepth);
   ibv_srq_init_attr sa{};
   sa.attr.max_wr = kSrqDepth;
   sa.attr.max_sge = 1;
@@ -147,8 +146,10 @@ bool VerbsEndpoint::check_remote(Conn& c, ConnId id, RemotePtr p, uint32_t len, 
     bad = "names a region the peer did not register";
   } else {
     r = &c.peer_regions[p.region];
-    if (p.offset > r->len || len > r->len - p.offset) bad = "is out of the region's bounds";
-    else if (atomic && (r->addr + p.offset) % 8 != 0) bad = "is not 8-byte aligned for an atomic";
+    if (p.offset > r->len || len > r->len - p.offset)
+      bad = "is out of the region's bounds";
+    else if (atomic && (r->addr + p.offset) % 8 != 0)
+      bad = "is not 8-byte aligned for an atomic";
   }
   if (bad != nullptr) {
     ++stats_.rejected_messages;
@@ -178,7 +179,8 @@ Status VerbsEndpoint::issue(ConnId id, Op op, RemotePtr target) {
   if (st.is_ok() && is_atomic(op.opcode) && !dev_.atomics)
     st = error(Code::kUnsupported, "{} does not support RDMA atomics", dev_.name);
   if (st.is_ok() && op.len > dev_.port_attr.max_msg_sz)
-    st = error(Code::kInvalidArgument, "one-sided op of {} bytes (the port allows {})", op.len, dev_.port_attr.max_msg_sz);
+    st = error(Code::kInvalidArgument, "one-sided op of {} bytes (the port allows {})", op.len,
+               dev_.port_attr.max_msg_sz);
   if (st.is_ok() && c->backlog.size() >= kMaxBacklog)
     st = error(Code::kResourceExhausted, "{} operations queued on connection {}: flush() and poll()", kMaxBacklog, id);
   if (!st.is_ok()) {
@@ -213,8 +215,7 @@ Status VerbsEndpoint::read(ConnId conn, RemotePtr src, void* dst, uint32_t len, 
   return issue(conn, std::move(op), src);
 }
 
-Status VerbsEndpoint::write(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint64_t cookie,
-                            bool signaled) {
+Status VerbsEndpoint::write(ConnId conn, RemotePtr dst, const void* src, uint32_t len, uint64_t cookie, bool signaled) {
   Op op;
   op.kind = CompletionKind::kWrite;
   op.opcode = IBV_WR_RDMA_WRITE;
@@ -284,7 +285,8 @@ Status VerbsEndpoint::post_send(ConnId conn, size_t len) {
   if (c == nullptr || c->state != State::kUp) return error(Code::kUnavailable, "connection {} is not up", conn);
   if (len == 0 || len > max_packet_)
     return error(Code::kInvalidArgument, "packet of {} bytes (max {})", len, max_packet_);
-  if (c->staged < 0) return error(Code::kInvalidArgument, "post_send() without a packet_buffer() on connection {}", conn);
+  if (c->staged < 0)
+    return error(Code::kInvalidArgument, "post_send() without a packet_buffer() on connection {}", conn);
   Op op;
   op.cls = OpClass::kPacket;
   op.opcode = IBV_WR_SEND;

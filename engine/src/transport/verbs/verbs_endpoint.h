@@ -32,12 +32,12 @@ namespace rdx::transport::verbs {
 
 class VerbsEndpoint final : public Endpoint {
  public:
-  static constexpr uint32_t kSqDepth = 128;        // send WRs per QP
-  static constexpr uint32_t kSignalInterval = 16;  // at most this many unsignaled WRs in a row
-  static constexpr uint32_t kSrqDepth = 256;       // receive buffers per endpoint
-  static constexpr uint32_t kSendBuffers = 256;    // packet buffers per endpoint
-  static constexpr uint32_t kAtomicSlots = 1024;   // internal CAS/FAA results (callers that pass result=nullptr)
-  static constexpr size_t kMaxBacklog = 1u << 16;  // operations queued per connection beyond the send queue
+  static constexpr uint32_t kSqDepth = 128;          // send WRs per QP
+  static constexpr uint32_t kSignalInterval = 16;    // at most this many unsignaled WRs in a row
+  static constexpr uint32_t kSrqDepth = 256;         // receive buffers per endpoint
+  static constexpr uint32_t kSendBuffers = 256;      // packet buffers per endpoint
+  static constexpr uint32_t kAtomicSlots = 1024;     // internal CAS/FAA results (callers that pass result=nullptr)
+  static constexpr size_t kMaxBacklog = 1u << 16;    // operations queued per connection beyond the send queue
   static constexpr uint32_t kCmCheckInterval = 256;  // poll()s between clock reads for the rdma_cm check
   static constexpr std::chrono::microseconds kCmCheckPeriod{1000};  // rdma_cm channel look when busy polling
 
@@ -77,10 +77,10 @@ class VerbsEndpoint final : public Endpoint {
     uint32_t len = 0;
     uint32_t lkey = 0;
     uint32_t rkey = 0;
-    uint32_t imm = 0;            // host order
+    uint32_t imm = 0;  // host order
     uint64_t local = 0;
     uint64_t remote = 0;
-    uint64_t arg0 = 0, arg1 = 0; // CAS compare/swap, FAA add
+    uint64_t arg0 = 0, arg1 = 0;  // CAS compare/swap, FAA add
     uint64_t cookie = 0;
     uint64_t* result = nullptr;  // CAS/FAA old value lands here
     int32_t buffer = -1;         // send-pool buffer (packets, control messages)
@@ -98,9 +98,9 @@ class VerbsEndpoint final : public Endpoint {
     bool table_sent = false;
     std::vector<RegionDesc> peer_regions;
     uint32_t max_inline = 0;
-    std::deque<Op> backlog;      // not yet posted; the first `released` were flushed by the caller
+    std::deque<Op> backlog;  // not yet posted; the first `released` were flushed by the caller
     size_t released = 0;
-    std::vector<Op> slots;       // posted WRs, indexed by sequence % kSqDepth
+    std::vector<Op> slots;          // posted WRs, indexed by sequence % kSqDepth
     uint64_t posted = 0, done = 0;  // WR sequence numbers: [done, posted) are on the send queue
     uint32_t unsignaled_run = 0;
     bool holds_buffers = false;  // an unsignaled WR since the last signaled one keeps a send buffer
@@ -151,9 +151,7 @@ class VerbsEndpoint final : public Endpoint {
   void repost_recvs();
   std::byte* recv_buf(uint32_t i) const { return block_.data() + recv_off_ + size_t{i} * max_packet_; }
   std::byte* send_buf(int32_t i) const { return block_.data() + send_off_ + size_t(i) * max_packet_; }
-  uint64_t* atomic_buf(int32_t i) const {
-    return reinterpret_cast<uint64_t*>(block_.data() + atomic_off_) + i;
-  }
+  uint64_t* atomic_buf(int32_t i) const { return reinterpret_cast<uint64_t*>(block_.data() + atomic_off_) + i; }
   Status grow_cq(size_t qps);
 
   VerbsTransport& transport_;
@@ -180,7 +178,7 @@ class VerbsEndpoint final : public Endpoint {
   std::vector<ConnId> table_unsent_;  // established, region table waiting for send buffers
   std::vector<ConnId> buried_;        // down; QP and cm_id destroyed at the end of poll()
   size_t live_qps_ = 0;
-  size_t connecting_ = 0;             // connections in setup: the CM channel is checked on every poll()
+  size_t connecting_ = 0;  // connections in setup: the CM channel is checked on every poll()
   uint32_t polls_ = 0;
   std::chrono::steady_clock::time_point last_cm_check_{};
 

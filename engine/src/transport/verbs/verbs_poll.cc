@@ -1,11 +1,10 @@
 // Data path of the verbs endpoint, part 2: completion processing (poll(), the CQ, the SRQ, retiring work requests).
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "transport/verbs/verbs_endpoint.h"
 
@@ -63,7 +62,8 @@ void VerbsEndpoint::on_send_wc(const ibv_wc& wc) {
   if (c == nullptr || c->qp == nullptr) return;  // flushed WR of a connection already reported down
   const uint64_t seq = c->done + static_cast<uint32_t>(wr_seq(wc.wr_id) - static_cast<uint32_t>(c->done));
   if (seq >= c->posted) {
-    spdlog::error("verbs: endpoint w{} conn {}: completion for unposted WR {} (posted {})", worker_, id, seq, c->posted);
+    spdlog::error("verbs: endpoint w{} conn {}: completion for unposted WR {} (posted {})", worker_, id, seq,
+                  c->posted);
     return;
   }
   for (uint64_t s = c->done; s < seq; ++s) retire(*c, id, s, Code::kOk, false);  // earlier unsignaled WRs succeeded
@@ -144,8 +144,10 @@ void VerbsEndpoint::poll_cq(size_t want) {
     if (n < 0) spdlog::error("verbs: endpoint w{}: ibv_poll_cq failed", worker_);
     if (n <= 0) return;
     for (int i = 0; i < n; ++i) {
-      if ((wcs[i].wr_id & kRecvTag) != 0) on_recv_wc(wcs[i]);
-      else on_send_wc(wcs[i]);
+      if ((wcs[i].wr_id & kRecvTag) != 0)
+        on_recv_wc(wcs[i]);
+      else
+        on_send_wc(wcs[i]);
     }
   }
 }
@@ -154,8 +156,8 @@ void VerbsEndpoint::repost_recvs() {
   if (repost_.empty()) return;
   const size_t n = repost_.size();
   for (size_t i = 0; i < n; ++i) {
-    recv_sges_[i] = ibv_sge{reinterpret_cast<uint64_t>(recv_buf(repost_[i])), static_cast<uint32_t>(max_packet_),
-                            mr_->lkey};
+    recv_sges_[i] =
+        ibv_sge{reinterpret_cast<uint64_t>(recv_buf(repost_[i])), static_cast<uint32_t>(max_packet_), mr_->lkey};
     recv_wrs_[i] = ibv_recv_wr{};
     recv_wrs_[i].wr_id = kRecvTag | repost_[i];
     recv_wrs_[i].sg_list = &recv_sges_[i];

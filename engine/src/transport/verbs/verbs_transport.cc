@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -10,8 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
+#include "common/thread.h"
 #include "transport/verbs/rdma_sysfs.h"
 #include "transport/verbs/verbs_endpoint.h"
 #include "transport/verbs/verbs_transport_impl.h"
@@ -28,17 +28,20 @@ bool verbs_devices_present(std::string* why_not) {
   if (list != nullptr) ibv_free_device_list(list);
   if (!listed) {
     if (why_not != nullptr)
-      *why_not = fmt::format("{} is in sysfs but libibverbs does not list it (provider library missing? install "
-                             "ibverbs-providers)", port->port.device);
+      *why_not = fmt::format(
+          "{} is in sysfs but libibverbs does not list it (provider library missing? install "
+          "ibverbs-providers)",
+          port->port.device);
     return false;
   }
   auto inaccessible = [why_not](const std::string& dev, const char* what) {
     if (why_not != nullptr)
-      *why_not = fmt::format("{}: {} (load ib_uverbs and rdma_ucm, or mount /dev/infiniband into the container)",
-                             dev, what);
+      *why_not =
+          fmt::format("{}: {} (load ib_uverbs and rdma_ucm, or mount /dev/infiniband into the container)", dev, what);
     return false;
   };
-  if (access("/dev/infiniband/rdma_cm", R_OK | W_OK) != 0) return inaccessible("/dev/infiniband/rdma_cm", strerror(errno));
+  if (access("/dev/infiniband/rdma_cm", R_OK | W_OK) != 0)
+    return inaccessible("/dev/infiniband/rdma_cm", strerror(errno));
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/infiniband", ec))
     if (e.path().filename().string().rfind("uverbs", 0) == 0 && access(e.path().c_str(), R_OK | W_OK) == 0) return true;
@@ -158,14 +161,13 @@ Status VerbsTransport::start_listener() {
   sa.sin_port = htons(cfg_.listen_port);
   inet_pton(AF_INET, device_->local_ip.c_str(), &sa.sin_addr);
   if (rdma_bind_addr(listen_id_, reinterpret_cast<sockaddr*>(&sa)) != 0)
-    return error(Code::kUnavailable, "rdma_bind_addr({}:{}): {}", device_->local_ip, cfg_.listen_port,
-                 strerror(errno));
+    return error(Code::kUnavailable, "rdma_bind_addr({}:{}): {}", device_->local_ip, cfg_.listen_port, strerror(errno));
   if (rdma_listen(listen_id_, kListenBacklog) != 0)
     return error(Code::kUnavailable, "rdma_listen({}:{}): {}", device_->local_ip, cfg_.listen_port, strerror(errno));
   port_ = ntohs(rdma_get_src_port(listen_id_));
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (stop_fd_ < 0) return error(Code::kInternal, "eventfd: {}", strerror(errno));
-  listener_ = std::thread([this] { listen_loop(); });
+  listener_ = start_thread([this] { listen_loop(); });
   spdlog::info("verbs: node {} listening on {}:{} ({})", cfg_.node, device_->local_ip, port_, device_->name);
   return Status::ok();
 }

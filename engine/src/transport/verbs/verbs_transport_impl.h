@@ -44,7 +44,7 @@ struct WorkerSlot {
   std::deque<Incoming> incoming;
   std::atomic<bool> pending{false};
   bool in_use = false;  // an endpoint exists for this worker (under mu)
-  int eventfd = -1;  // signalled with every hand-over; part of the endpoint's wait_fd
+  int eventfd = -1;     // signalled with every hand-over; part of the endpoint's wait_fd
 };
 
 class VerbsTransport final : public Transport {

@@ -22,12 +22,12 @@ inline constexpr uint32_t kImmRegionTable = 0x52540001;
 struct Hello {
   uint32_t magic = kHelloMagic;
   uint16_t version = kWireVersion;
-  uint16_t node = 0;        // sender's node
+  uint16_t node = 0;  // sender's node
   uint32_t epoch = 0;
   uint16_t src_worker = 0;  // sender's worker
   uint16_t dst_worker = 0;  // worker the connection is for
   uint32_t max_packet = 0;
-  uint32_t status = 0;      // in replies: rdx::Code (0 = accepted)
+  uint32_t status = 0;  // in replies: rdx::Code (0 = accepted)
 };
 static_assert(sizeof(Hello) == 24 && sizeof(Hello) <= 56);
 

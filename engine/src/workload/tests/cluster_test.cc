@@ -2,14 +2,13 @@
 // on loopback). Every worker of every node drives the workload through the worker hook rdxd offers its front end:
 // load its share of the data, run transactions from several coroutines, record the history; then one worker runs
 // the invariant check and the history goes through the strict-serializability checker.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "checker/checker.h"
 #include "common/net.h"
@@ -26,8 +25,8 @@ struct RunConfig {
   std::string workload;
   std::string protocol = "dnl4";
   LoadOptions load;
-  int coroutines = 8;      // per worker
-  int attempts = 150;      // per coroutine
+  int coroutines = 8;           // per worker
+  int attempts = 150;           // per coroutine
   bool validation_off = false;  // the transaction layer's test-only switch: a protocol that is not serializable
 };
 

@@ -87,9 +87,9 @@ TEST(InitialData, TatpPopulationFollowsTheSpecification) {
     ai += static_cast<double>(ai_rows);
     sf += static_cast<double>(sf_rows);
   }
-  EXPECT_NEAR(ai / n, 2.5, 0.03);       // 1-4 uniformly
+  EXPECT_NEAR(ai / n, 2.5, 0.03);  // 1-4 uniformly
   EXPECT_NEAR(sf / n, 2.5, 0.03);
-  EXPECT_NEAR(cf / sf, 1.5, 0.03);      // 0-3 per special facility
+  EXPECT_NEAR(cf / sf, 1.5, 0.03);  // 0-3 per special facility
   EXPECT_NEAR(active / sf, 0.85, 0.01);
   // load() writes exactly the population's rows.
   Store s = load_all(*t, 0, 1);

@@ -169,10 +169,10 @@ TEST(Plans, SmallBankAccountsAmountsAndHotSpot) {
     if (p.type == SbType::kAmalgamate || p.type == SbType::kSendPayment) {
       EXPECT_NE(p.a, p.b);
     }
-    int64_t amount = p.type == SbType::kDepositChecking   ? 130
-                     : p.type == SbType::kTransactSavings ? 2020
+    int64_t amount = p.type == SbType::kDepositChecking                                ? 130
+                     : p.type == SbType::kTransactSavings                              ? 2020
                      : p.type == SbType::kSendPayment || p.type == SbType::kWriteCheck ? 500
-                                                                                      : 0;
+                                                                                       : 0;
     EXPECT_EQ(p.amount, amount);
   }
   EXPECT_NEAR(static_cast<double>(hot) / static_cast<double>(draws), 0.9, 0.005);
@@ -227,7 +227,7 @@ TEST(Distributions, UniformZipfianHotspotNuRand) {
     sorted.push_back(p);
   }
   std::sort(sorted.rbegin(), sorted.rend());
-  EXPECT_NEAR(sorted[0], 1.0 / zeta, 0.01);                      // rank 1
+  EXPECT_NEAR(sorted[0], 1.0 / zeta, 0.01);                        // rank 1
   EXPECT_NEAR(sorted[1], 1.0 / (zeta * std::pow(2, 0.99)), 0.01);  // rank 2
   EXPECT_GT(f.size(), n * 9 / 10);  // the ranks map onto (nearly) every key: a bijection, not a hash
 

@@ -158,7 +158,7 @@ TEST(RespParser, ProtocolErrorsUseRedisWording) {
   EXPECT_EQ(error_of("*1\r\n$-1\r\n"), "Protocol error: invalid bulk length");
   EXPECT_EQ(error_of("*1\r\n$+4\r\n"), "Protocol error: invalid bulk length");
   EXPECT_EQ(error_of("*1\r\n$536870913\r\n"), "Protocol error: invalid bulk length");  // over 512 MB
-  EXPECT_EQ(error_of("*1\r\n$536870912\r\n"), "");                                   // exactly 512 MB is allowed
+  EXPECT_EQ(error_of("*1\r\n$536870912\r\n"), "");                                     // exactly 512 MB is allowed
   EXPECT_EQ(error_of("*1\r\n$99999999999999999999999\r\n"), "Protocol error: invalid bulk length");
   EXPECT_EQ(error_of("*1\r\n$4\r\nPINGxx"), "Protocol error: expected CRLF after bulk data");  // wrong length
   EXPECT_EQ(error_of("*" + std::string(70000, '1')), "Protocol error: too big mbulk count string");
@@ -191,8 +191,8 @@ TEST(RespParser, Int64FollowsRedisString2ll) {
   EXPECT_TRUE(parse_int64("-17", &v) && v == -17);
   EXPECT_TRUE(parse_int64("9223372036854775807", &v) && v == INT64_MAX);
   EXPECT_TRUE(parse_int64("-9223372036854775808", &v) && v == INT64_MIN);
-  for (const char* bad : {"", "-", "-0", "01", "+1", " 1", "1 ", "1.5", "9223372036854775808",
-                          "-9223372036854775809", "123456789012345678901", "18446744073709551616", "0x10"}) {
+  for (const char* bad : {"", "-", "-0", "01", "+1", " 1", "1 ", "1.5", "9223372036854775808", "-9223372036854775809",
+                          "123456789012345678901", "18446744073709551616", "0x10"}) {
     EXPECT_FALSE(parse_int64(bad, &v)) << bad;
   }
 }

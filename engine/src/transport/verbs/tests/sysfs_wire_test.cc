@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 // A fake /sys/class/infiniband with one device and port; GID slots are (index, gid text, type) triples.
 class FakeSysfs {
  public:
-  FakeSysfs() : root_(fs::temp_directory_path() / fs::path("rdx-sysfs-" + std::to_string(::getpid()) + "-" +
-                                                          std::to_string(counter_++))) {}
+  FakeSysfs()
+      : root_(fs::temp_directory_path() /
+              fs::path("rdx-sysfs-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {}
   ~FakeSysfs() { fs::remove_all(root_); }
   void add_port(const std::string& dev, int port, const std::string& state, const std::string& link,
                 const std::vector<std::tuple<int, std::string, std::string>>& gids) {
@@ -62,8 +63,7 @@ TEST(VerbsSysfs, ParsesGidsAndIpv4Mapping) {
 TEST(VerbsSysfs, DetectsRoceV2Ipv4GidNotIndexZero) {
   FakeSysfs fake;
   // What rxe shows: the link-local GID twice (v1 at 0, v2 at 1 is absent on rxe) and the IPv4 one at index 1.
-  fake.add_port("rxe0", 1, "4: ACTIVE", "Ethernet",
-                {{0, kLinkLocal, "RoCE v2"}, {1, kMapped, "RoCE v2"}});
+  fake.add_port("rxe0", 1, "4: ACTIVE", "Ethernet", {{0, kLinkLocal, "RoCE v2"}, {1, kMapped, "RoCE v2"}});
   auto port = read_port("rxe0", 1, fake.root());
   ASSERT_TRUE(port.is_ok()) << port.status().to_string();
   EXPECT_TRUE(port->active);
@@ -80,9 +80,9 @@ TEST(VerbsSysfs, DetectsRoceV2Ipv4GidNotIndexZero) {
 
 TEST(VerbsSysfs, PrefersRoceV2OverV1ForTheSameAddress) {
   FakeSysfs fake;
-  fake.add_port("mlx5_0", 1, "4: ACTIVE", "Ethernet",
-                {{0, kLinkLocal, "IB/RoCE v1"}, {1, kLinkLocal, "RoCE v2"}, {2, kMapped, "IB/RoCE v1"},
-                 {3, kMapped, "RoCE v2"}});
+  fake.add_port(
+      "mlx5_0", 1, "4: ACTIVE", "Ethernet",
+      {{0, kLinkLocal, "IB/RoCE v1"}, {1, kLinkLocal, "RoCE v2"}, {2, kMapped, "IB/RoCE v1"}, {3, kMapped, "RoCE v2"}});
   auto port = read_port("mlx5_0", 1, fake.root());
   ASSERT_TRUE(port.is_ok());
   EXPECT_EQ(detect_gid_index(port.value(), "10.99.1.1").value(), 3);

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 
@@ -74,15 +74,17 @@ class VerbsBackend : public ::testing::Test {
     ConnId ab = a.eps[0]->connect(verbs_peer(2, b.t->listen_port()), worker).value();
     ConnId ba = 0;
     bool up_a = false, up_b = false;
-    EXPECT_TRUE(pump({a.eps[0].get(), b.eps[worker].get()}, [&] { return up_a && up_b; },
-                     [&](Endpoint* e, const Completion& c) {
-                       if (c.kind != CompletionKind::kConnUp) return;
-                       if (e == a.eps[0].get()) up_a = true;
-                       else {
-                         up_b = true;
-                         ba = c.conn;
-                       }
-                     }));
+    EXPECT_TRUE(pump(
+        {a.eps[0].get(), b.eps[worker].get()}, [&] { return up_a && up_b; },
+        [&](Endpoint* e, const Completion& c) {
+          if (c.kind != CompletionKind::kConnUp) return;
+          if (e == a.eps[0].get())
+            up_a = true;
+          else {
+            up_b = true;
+            ba = c.conn;
+          }
+        }));
     return {ab, ba};
   }
 };
@@ -103,13 +105,15 @@ TEST_F(VerbsBackend, BatchesDoorbellsInlinesSmallPacketsAndKeepsOrder) {
   EXPECT_EQ(ea.stats().doorbells - before.doorbells, 1u) << "64 packets, one ibv_post_send";
   EXPECT_EQ(ea.stats().inline_sends - before.inline_sends, uint64_t{kPackets}) << "32-byte packets go inline";
   int got = 0;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] { return got == kPackets; }, [&](Endpoint* e, const Completion& c) {
-    if (e != b.eps[0].get() || c.kind != CompletionKind::kRecv) return;
-    int v;
-    std::memcpy(&v, c.data.data(), sizeof(v));
-    EXPECT_EQ(v, got++);
-    EXPECT_EQ(c.conn, ba);
-  }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()}, [&] { return got == kPackets; },
+      [&](Endpoint* e, const Completion& c) {
+        if (e != b.eps[0].get() || c.kind != CompletionKind::kRecv) return;
+        int v;
+        std::memcpy(&v, c.data.data(), sizeof(v));
+        EXPECT_EQ(v, got++);
+        EXPECT_EQ(c.conn, ba);
+      }));
 }
 
 TEST_F(VerbsBackend, LargePacketsRecycleSendBuffers) {
@@ -119,25 +123,28 @@ TEST_F(VerbsBackend, LargePacketsRecycleSendBuffers) {
   const size_t big = ea.max_packet();
   constexpr uint64_t kPackets = 3 * VerbsEndpoint::kSendBuffers;  // only completes if buffers come back
   uint64_t sent = 0, got = 0;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] {
-    while (sent < kPackets) {
-      auto buf = ea.packet_buffer(ab);
-      if (buf.empty()) break;
-      std::memset(buf.data(), static_cast<int>(sent & 0xff), big);
-      std::memcpy(buf.data(), &sent, sizeof(sent));
-      EXPECT_TRUE(ea.post_send(ab, big).is_ok());
-      ++sent;
-    }
-    return got == kPackets;
-  }, [&](Endpoint* e, const Completion& c) {
-    if (e != b.eps[0].get() || c.kind != CompletionKind::kRecv) return;
-    ASSERT_EQ(c.data.size(), big);
-    uint64_t seq;
-    std::memcpy(&seq, c.data.data(), sizeof(seq));
-    EXPECT_EQ(seq, got);
-    EXPECT_EQ(c.data[big - 1], std::byte(seq & 0xff));
-    ++got;
-  }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()},
+      [&] {
+        while (sent < kPackets) {
+          auto buf = ea.packet_buffer(ab);
+          if (buf.empty()) break;
+          std::memset(buf.data(), static_cast<int>(sent & 0xff), big);
+          std::memcpy(buf.data(), &sent, sizeof(sent));
+          EXPECT_TRUE(ea.post_send(ab, big).is_ok());
+          ++sent;
+        }
+        return got == kPackets;
+      },
+      [&](Endpoint* e, const Completion& c) {
+        if (e != b.eps[0].get() || c.kind != CompletionKind::kRecv) return;
+        ASSERT_EQ(c.data.size(), big);
+        uint64_t seq;
+        std::memcpy(&seq, c.data.data(), sizeof(seq));
+        EXPECT_EQ(seq, got);
+        EXPECT_EQ(c.data[big - 1], std::byte(seq & 0xff));
+        ++got;
+      }));
   EXPECT_EQ(ea.stats().bytes_sent, kPackets * big);
   EXPECT_EQ(b.eps[0]->stats().bytes_received, kPackets * big);
 }
@@ -159,14 +166,16 @@ TEST_F(VerbsBackend, ManyUnsignaledWritesBeyondTheSendQueueThenARead) {
   ea.flush();
   int completions = 0;
   bool read_done = false;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] { return read_done; }, [&](Endpoint* e, const Completion& c) {
-    if (e != &ea) return;
-    ++completions;
-    if (c.cookie == 999) {
-      read_done = true;
-      EXPECT_EQ(c.status, Code::kOk);
-    }
-  }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()}, [&] { return read_done; },
+      [&](Endpoint* e, const Completion& c) {
+        if (e != &ea) return;
+        ++completions;
+        if (c.cookie == 999) {
+          read_done = true;
+          EXPECT_EQ(c.status, Code::kOk);
+        }
+      }));
   EXPECT_EQ(completions, 1) << "unsignaled writes complete silently";
   for (uint64_t i = 0; i < kWrites; ++i) ASSERT_EQ(dst[i], i + 1) << "READ after WRITEs on one QP sees them";
   EXPECT_GT(ea.stats().doorbells, kWrites / VerbsEndpoint::kSqDepth) << "the backlog is posted in send-queue chunks";
@@ -187,21 +196,22 @@ TEST_F(VerbsBackend, RoutesByWorkerAndQueuesConnectionsUntilTheEndpointExists) {
   b.eps.push_back(std::move(b.t->create_endpoint(1).value()));
   EXPECT_FALSE(b.t->create_endpoint(1).is_ok()) << "one endpoint per worker";
   bool up_a = false, up_b1 = false;
-  ASSERT_TRUE(pump({a.eps[0].get(), b.eps[0].get(), b.eps[1].get()}, [&] { return up_a && up_b1; },
-                   [&](Endpoint* e, const Completion& c) {
-                     if (c.kind != CompletionKind::kConnUp) return;
-                     EXPECT_NE(e, b.eps[0].get()) << "worker 0 must not get worker 1's connection";
-                     if (e == a.eps[0].get()) {
-                       up_a = true;
-                       EXPECT_EQ(c.peer_node, 2);
-                       EXPECT_EQ(c.peer_worker, 1);
-                     }
-                     if (e == b.eps[1].get()) {
-                       up_b1 = true;
-                       EXPECT_EQ(c.peer_node, 1);
-                       EXPECT_EQ(c.peer_worker, 0);
-                     }
-                   }));
+  ASSERT_TRUE(pump(
+      {a.eps[0].get(), b.eps[0].get(), b.eps[1].get()}, [&] { return up_a && up_b1; },
+      [&](Endpoint* e, const Completion& c) {
+        if (c.kind != CompletionKind::kConnUp) return;
+        EXPECT_NE(e, b.eps[0].get()) << "worker 0 must not get worker 1's connection";
+        if (e == a.eps[0].get()) {
+          up_a = true;
+          EXPECT_EQ(c.peer_node, 2);
+          EXPECT_EQ(c.peer_worker, 1);
+        }
+        if (e == b.eps[1].get()) {
+          up_b1 = true;
+          EXPECT_EQ(c.peer_node, 1);
+          EXPECT_EQ(c.peer_worker, 0);
+        }
+      }));
 }
 
 TEST_F(VerbsBackend, LocalBuffersMustBeRegisteredAndRemotePointersMustNameThePeer) {
@@ -221,9 +231,11 @@ TEST_F(VerbsBackend, LocalBuffersMustBeRegisteredAndRemotePointersMustNameThePee
   ASSERT_TRUE(ea.read(ab, {3, 1, 0}, a.region.data(), 8, 6).is_ok());  // node 3 is not this connection's peer
   ea.flush();
   std::map<uint64_t, Completion> got;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] { return got.size() == 3; }, [&](Endpoint* e, const Completion& c) {
-    if (e == &ea && c.kind != CompletionKind::kConnUp) got[c.cookie] = c;
-  }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()}, [&] { return got.size() == 3; },
+      [&](Endpoint* e, const Completion& c) {
+        if (e == &ea && c.kind != CompletionKind::kConnUp) got[c.cookie] = c;
+      }));
   EXPECT_EQ(got[4].status, Code::kOk);
   EXPECT_EQ(std::memcmp(a.region.data(), "remote!", 8), 0);
   EXPECT_EQ(got[5].value, 41u);
@@ -237,7 +249,7 @@ TEST_F(VerbsBackend, DisconnectFailsQueuedAndPostedOpsBeforeConnDownOnBothSides)
   Endpoint& ea = *a.eps[0];
   auto* res = reinterpret_cast<uint64_t*>(ea.scratch().data());
   ASSERT_TRUE(ea.read(ab, {2, 1, 0}, ea.scratch().data() + 64, 64, 1).is_ok());
-  ea.flush();  // posted
+  ea.flush();                                                // posted
   ASSERT_TRUE(ea.cas(ab, {2, 1, 0}, 0, 1, res, 2).is_ok());  // queued, not flushed
   ASSERT_TRUE(ea.write(ab, {2, 1, 0}, ea.scratch().data() + 64, 8, 3, false).is_ok());
   ea.disconnect(ab);
@@ -246,14 +258,15 @@ TEST_F(VerbsBackend, DisconnectFailsQueuedAndPostedOpsBeforeConnDownOnBothSides)
   EXPECT_EQ(ea.read(ab, {2, 1, 0}, ea.scratch().data(), 8, 4).code(), Code::kUnavailable);
   std::vector<Completion> seen;
   bool b_down = false;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] { return b_down && !seen.empty() && seen.back().kind == CompletionKind::kConnDown; },
-                   [&](Endpoint* e, const Completion& c) {
-                     if (e == &ea) seen.push_back(c);
-                     if (e == b.eps[0].get() && c.kind == CompletionKind::kConnDown) {
-                       b_down = true;
-                       EXPECT_EQ(c.conn, ba);
-                     }
-                   }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()}, [&] { return b_down && !seen.empty() && seen.back().kind == CompletionKind::kConnDown; },
+      [&](Endpoint* e, const Completion& c) {
+        if (e == &ea) seen.push_back(c);
+        if (e == b.eps[0].get() && c.kind == CompletionKind::kConnDown) {
+          b_down = true;
+          EXPECT_EQ(c.conn, ba);
+        }
+      }));
   // The op posted before the disconnect may have completed; the queued ones failed; kConnDown is last.
   std::map<uint64_t, Code> status;
   for (size_t i = 0; i + 1 < seen.size(); ++i) status[seen[i].cookie] = seen[i].status;
@@ -274,9 +287,11 @@ TEST_F(VerbsBackend, HugePageMemoryWorksWhenAvailable) {
   ASSERT_TRUE(ea.read(ab, {2, 1, 1 << 19}, ea.scratch().data(), 4096, 7).is_ok());
   ea.flush();
   bool done = false;
-  ASSERT_TRUE(pump({&ea, b.eps[0].get()}, [&] { return done; }, [&](Endpoint* e, const Completion& c) {
-    if (e == &ea && c.cookie == 7) done = c.status == Code::kOk;
-  }));
+  ASSERT_TRUE(pump(
+      {&ea, b.eps[0].get()}, [&] { return done; },
+      [&](Endpoint* e, const Completion& c) {
+        if (e == &ea && c.cookie == 7) done = c.status == Code::kOk;
+      }));
   EXPECT_EQ(ea.scratch()[4095], std::byte{0x5a});
 }
 

@@ -16,8 +16,10 @@ const VerbsEnv& verbs_env() {
       return e;
     }
     auto port = first_usable_port(&e.why_not);
-    if (port && !port->ipv4.empty()) e.addr = port->ipv4;
-    else if (e.why_not.empty()) e.why_not = "the RDMA port has no IPv4 address (set RDX_VERBS_ADDR)";
+    if (port && !port->ipv4.empty())
+      e.addr = port->ipv4;
+    else if (e.why_not.empty())
+      e.why_not = "the RDMA port has no IPv4 address (set RDX_VERBS_ADDR)";
     return e;
   }();
   return env;
@@ -34,8 +36,6 @@ TransportConfig verbs_test_config(NodeId node, uint16_t workers) {
   return c;
 }
 
-PeerAddr verbs_peer(NodeId node, uint16_t port) {
-  return PeerAddr{node, verbs_env().addr, port, verbs_env().addr};
-}
+PeerAddr verbs_peer(NodeId node, uint16_t port) { return PeerAddr{node, verbs_env().addr, port, verbs_env().addr}; }
 
 }  // namespace rdx::transport::verbs

@@ -42,7 +42,8 @@ struct Options {
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "verbs_lat: %s\nusage: verbs_lat [--ops read,write,cas] [--iters N] [--runs R] [--size BYTES] "
-               "[--no-hugepages] [--client-cpu N] [--server-cpu N] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
+               "[--no-hugepages] [--client-cpu N] [--server-cpu N] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or "
+               "the first usable RDMA port\n",
                msg);
   std::exit(2);
 }
@@ -206,8 +207,8 @@ RunResult run_once(const std::string& op, Side& cli, const Options& o, std::atom
       for (; *mine != n; ++k) ep.poll(cs);
       if (measured) r.polls += k;
     } else {
-      Completion c = wait_kind(ep, op == "read" ? CompletionKind::kRead : CompletionKind::kCas,
-                               measured ? &r.polls : nullptr);
+      Completion c =
+          wait_kind(ep, op == "read" ? CompletionKind::kRead : CompletionKind::kCas, measured ? &r.polls : nullptr);
       if (c.status != Code::kOk) {
         std::fprintf(stderr, "verbs_lat: %s failed: %s\n", op.c_str(), code_name(c.status));
         std::exit(1);
@@ -301,9 +302,10 @@ int main_impl(int argc, char** argv) {
     double med = median(medians);
     double p99 = all[std::min(all.size() - 1, all.size() * 99 / 100)];
     double polls_per_op = static_cast<double>(polls) / static_cast<double>(all.size());
-    std::printf("rdx_lat op=%s size=%u iters=%d runs=%d median_us=%.2f min_us=%.2f p99_us=%.2f post_us=%.2f "
-                "polls_per_op=%.1f run_medians_us=",
-                op.c_str(), o.size, o.iters, o.runs, med, all.front(), p99, median(posts), polls_per_op);
+    std::printf(
+        "rdx_lat op=%s size=%u iters=%d runs=%d median_us=%.2f min_us=%.2f p99_us=%.2f post_us=%.2f "
+        "polls_per_op=%.1f run_medians_us=",
+        op.c_str(), o.size, o.iters, o.runs, med, all.front(), p99, median(posts), polls_per_op);
     std::string runs_json;
     for (size_t r = 0; r < medians.size(); ++r) {
       std::printf("%s%.2f", r ? "," : "", medians[r]);
