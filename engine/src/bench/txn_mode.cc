@@ -38,6 +38,7 @@ struct RunResult {
   int64_t ledger = 0;
   uint64_t history = 0;
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0, ht_batches = 0, ht_batched_reads = 0;
+  uint64_t read_only_commits = 0;  // committed with dnl-ro
   std::map<std::string, TypeResult> types;
 };
 
@@ -52,6 +53,7 @@ bool decode_run(std::string_view payload, RunResult& r) {
   r.local_backup_reads += rd.get<uint64_t>();
   r.ht_batches += rd.get<uint64_t>();
   r.ht_batched_reads += rd.get<uint64_t>();
+  r.read_only_commits += rd.get<uint64_t>();
   auto ntypes = rd.get<uint32_t>();
   for (uint32_t i = 0; i < ntypes && rd.ok(); ++i) {
     TypeResult& t = r.types[std::string(rd.bytes(256))];
@@ -250,6 +252,7 @@ int run_txn(const TxnOptions& o) {
       "  reads: {} local ({} from a local backup), {} remote; hashtable batches {} (avg {:.1f} reads)\n",
       total.local_reads, total.local_backup_reads, total.remote_reads, total.ht_batches,
       total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);
+  fmt::print("  read-only transactions committed with dnl-ro: {}\n", total.read_only_commits);
   out["committed_tx_s"] = tput;
   out["abort_rate"] = abort_rate;
   out["latency"] = latency_us(overall);
@@ -258,6 +261,7 @@ int run_txn(const TxnOptions& o) {
                   {"remote", total.remote_reads},
                   {"ht_batches", total.ht_batches},
                   {"ht_batched_reads", total.ht_batched_reads}};
+  out["read_only_commits"] = total.read_only_commits;
   out["data_errors"] = data_errors;
   if (data_errors > 0) rc = 1;
   (void)secs;

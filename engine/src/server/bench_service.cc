@@ -123,6 +123,7 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   rpc::Writer out;
   out.put(ledger.balance_delta).put(static_cast<uint64_t>(history_.size()));
   out.put(ts.local_reads).put(ts.remote_reads).put(ts.local_backup_reads).put(ts.ht_batches).put(ts.ht_batched_reads);
+  out.put(ts.read_only_commits);
   out.put(static_cast<uint32_t>(stats.size()));
   for (size_t i = 0; i < stats.size(); ++i) {
     out.bytes(w->txn_types()[i]);
