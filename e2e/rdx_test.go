@@ -285,7 +285,25 @@ func deletePod(t *testing.T, env *framework.Env, c *cluster, name, what string) 
 		}
 		return nil
 	})
-	env.Eventually(t, "TxCluster "+c.name+" Ready", readyTimeout, c.ready)
+	// Ready must hold for longer than the readiness probe takes to notice a failure (period 5 s x 3 failures): right
+	// after a restart the other pods may still be reconnecting to the new pod (DNS answers for its name can be stale
+	// for up to the CoreDNS TTL), and their Ready conditions lag that by up to 15 s.
+	const stableFor = 20 * time.Second
+	var since time.Time
+	env.Eventually(t, "TxCluster "+c.name+" Ready for "+stableFor.String()+" in a row", readyTimeout,
+		func(ctx context.Context) error {
+			if err := c.ready(ctx); err != nil {
+				since = time.Time{}
+				return err
+			}
+			if since.IsZero() {
+				since = time.Now()
+			}
+			if time.Since(since) < stableFor {
+				return fmt.Errorf("Ready since %s; it must hold %s", since.Format("15:04:05"), stableFor)
+			}
+			return nil
+		})
 	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
 }
 

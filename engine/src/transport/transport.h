@@ -145,6 +145,9 @@ struct TransportConfig {
   uint16_t workers = 1;      // number of endpoints that will be created (accepted connections are routed by worker)
   uint32_t epoch = 1;        // connections from other epochs are refused
   size_t max_packet = 4096;  // bytes per packet (verbs: also the RECV buffer size)
+  // An outgoing connection that is not up after this long fails (kConnDown) so the caller retries and resolves the
+  // peer's name again: a SYN to the stale address of a restarted pod would otherwise wait minutes for the kernel.
+  uint32_t connect_timeout_ms = 5000;
   size_t scratch_bytes = 1 << 20;  // per-endpoint scratch
   bool hugepages = true;
   // verbs

@@ -89,7 +89,20 @@ Result<ConnId> TcpEndpoint::connect(const PeerAddr& peer, uint16_t remote_worker
           0};
   Conn& c = *conns_[id];
   c.out.insert(c.out.end(), reinterpret_cast<std::byte*>(&h), reinterpret_cast<std::byte*>(&h) + sizeof(h));
+  c.up_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(transport_.config().connect_timeout_ms);
+  opening_.push_back(id);
   return id;
+}
+
+void TcpEndpoint::expire_opening() {
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(opening_, [&](ConnId id) {
+    Conn* c = live(id);
+    if (c == nullptr || c->state == State::kUp) return true;
+    if (now < c->up_deadline) return false;
+    fail(id, "not up before the connect timeout");
+    return true;
+  });
 }
 
 void TcpEndpoint::disconnect(ConnId conn) {
@@ -335,6 +348,7 @@ size_t TcpEndpoint::poll(std::span<Completion> out) {
     out[n++] = deferred_.front();
     deferred_.pop_front();
   }
+  if (!opening_.empty()) expire_opening();
   epoll_event evs[64];
   int ne = epoll_wait(epfd_.get(), evs, 64, 0);
   for (int i = 0; i < ne; ++i) {

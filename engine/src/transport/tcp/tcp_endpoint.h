@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -60,10 +61,11 @@ class TcpEndpoint final : public Endpoint {
     bool want_out = false;      // EPOLLOUT armed
     std::vector<std::byte> in;  // bytes [in_begin, in_end) received, not yet parsed
     size_t in_begin = 0, in_end = 0;
-    size_t grow_to = 0;             // a frame larger than `in` is pending
-    bool peer_closed = false;       // EOF seen; buffered frames are still delivered
-    std::deque<PendingOp> pending;  // one response per request, in order
-    std::vector<std::byte> stage;   // packet_buffer()
+    size_t grow_to = 0;                                   // a frame larger than `in` is pending
+    bool peer_closed = false;                             // EOF seen; buffered frames are still delivered
+    std::deque<PendingOp> pending;                        // one response per request, in order
+    std::vector<std::byte> stage;                         // packet_buffer()
+    std::chrono::steady_clock::time_point up_deadline{};  // outgoing connections: fail if not up by then
   };
 
   TcpEndpoint(TcpTransport& t, uint16_t worker, net::UniqueFd epfd, MemoryBlock scratch);
@@ -71,6 +73,8 @@ class TcpEndpoint final : public Endpoint {
   const Conn* live(ConnId c) const;
   ConnId add_conn(net::UniqueFd fd, State st, NodeId node, uint16_t worker);
   void adopt_accepted();
+  // Fails outgoing connections whose handshake has not completed by their deadline.
+  void expire_opening();
   void on_writable(ConnId id);
   void read_socket(ConnId id);
   // Parses complete frames; returns false if the connection was closed for a protocol violation.
@@ -95,6 +99,7 @@ class TcpEndpoint final : public Endpoint {
   MemoryBlock scratch_;
   std::vector<std::unique_ptr<Conn>> conns_;             // ConnIds are never reused
   std::deque<Completion> deferred_;                      // completions without payload, delivered first
+  std::vector<ConnId> opening_;                          // outgoing connections not up yet (see expire_opening)
   std::vector<std::vector<std::byte>> retired_buffers_;  // receive buffers of connections that failed this poll
   uint64_t next_op_id_ = 1;
   EndpointStats stats_;

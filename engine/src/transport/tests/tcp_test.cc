@@ -170,5 +170,39 @@ TEST(TcpTransport, RegionsAreSealedOnceEndpointsExist) {
   EXPECT_EQ(t->register_region(2, mem.data(), mem.size()).code(), Code::kUnsupported);
 }
 
+// A peer whose kernel accepts the TCP connection but whose process never answers the Hello (a hung process, or a
+// stale address now owned by something else): the connection fails after connect_timeout_ms, so the caller retries.
+TEST(TcpTransport, ConnectionNotUpBeforeTheTimeoutFails) {
+  uint16_t port = 0;
+  auto silent = net::listen_tcp("127.0.0.1", &port);  // listens, never accepts
+  ASSERT_TRUE(silent.is_ok());
+  TransportConfig c = tcp_param().config(1, 1);
+  c.listen_host.clear();  // a pure client
+  c.connect_timeout_ms = 300;
+  auto t = make_transport(c).value();
+  auto ep = t->create_endpoint(0).value();
+  auto start = std::chrono::steady_clock::now();
+  auto conn = ep->connect(PeerAddr{2, "127.0.0.1", port, ""}, 0);
+  ASSERT_TRUE(conn.is_ok());
+  bool down = false, up = false;
+  Completion out[16];
+  while (!down && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    size_t n = ep->poll(out);
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i].conn != conn.value()) continue;
+      up |= out[i].kind == CompletionKind::kConnUp;
+      down |= out[i].kind == CompletionKind::kConnDown;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(down) << "the connection never failed";
+  EXPECT_FALSE(up);
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_FALSE(ep->connected(conn.value()));
+  EXPECT_GE(ep->stats().conn_failures, 1u);
+}
+
 }  // namespace
 }  // namespace rdx::transport::testing
