@@ -33,10 +33,10 @@ class Cluster:
             "--bin", args.bin, "--memory-mb", "256", *extra])
         self.topology = os.path.join(self.dir, "topology.json")
 
-    def bench(self, workload, *extra, load=False):
+    def bench(self, workload, *extra, load=False, duration=None):
         out = os.path.join(self.dir, "r.json")
         sh([os.path.join(self.args.bin, "rdx-bench"), "--config", self.topology, "--workload", workload,
-            "--duration", str(self.args.duration), "--coroutines", str(self.args.coroutines), "--json", out,
+            "--duration", str(duration or self.args.duration), "--coroutines", str(self.args.coroutines), "--json", out,
             *(["--load"] if load else []), *extra], timeout=self.args.duration * 10 + 300)
         with open(out) as f:
             return json.load(f)
@@ -61,7 +61,7 @@ def main():
         c = Cluster(args, *([] if nw else ["--no-batching"]))
         try:
             for w, spec in workloads.items():
-                c.bench(spec, "--duration", "1", load=True)  # load once per cluster, then warm up
+                c.bench(spec, load=True, duration=1)  # load once per cluster, then warm up
                 configs = [("off", "off")] if not nw else [("off", "off"), ("on", "off"), ("on", "on")]
                 for ht, lr in configs:
                     r = c.bench(spec, "--ht-batching", ht, "--local-backup-reads", lr)

@@ -143,6 +143,7 @@ void Rpc::flush() {
       std::memcpy(buf.data(), pkt.data(), pkt.size());
       if (ep_.post_send(c, pkt.size()).is_ok()) ++stats_.packets_sent;
       cs.closed.pop_front();
+      if (!cfg_.batching) ep_.flush();  // unbatched: every packet leaves on its own (own send()/doorbell)
     }
   }
   ep_.flush();

@@ -31,7 +31,7 @@ using transport::ConnId;
 
 struct RpcConfig {
   uint32_t epoch = 1;
-  bool batching = true;           // false: one message per packet (for comparison)
+  bool batching = true;           // false: one message per packet, each sent on its own (for comparison)
   size_t max_batch_bytes = 4096;  // packet bytes before a batch is closed (<= the endpoint's max_packet)
   size_t max_batch_messages = 64;
   std::chrono::milliseconds call_timeout{5000};
