@@ -60,7 +60,9 @@ void BenchService::start() {
   rpc.on(kBenchCheck, [this](const rpc::Incoming& in) {
     rpc::Reader r(in.payload);
     std::string spec(r.bytes(kMaxSpec));
-    auto ledger = r.get<int64_t>();
+    workload::Ledger ledger;
+    ledger.balance_delta = r.get<int64_t>();
+    ledger.starts_at_load = r.get<uint8_t>() != 0;
     if (!r.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     rpc::spawn(check(in.reply_to(), std::move(spec), ledger));
   });
@@ -153,11 +155,9 @@ void BenchService::serve_history(const rpc::Incoming& in) {
   ctx_.rpc().respond(in.reply_to(), Code::kOk, out.span());
 }
 
-Task<void> BenchService::check(rpc::ReplyTo to, std::string spec, int64_t ledger) {
+Task<void> BenchService::check(rpc::ReplyTo to, std::string spec, workload::Ledger merged) {
   auto w = workload::make_workload(spec);
   if (!w) co_return respond_error(ctx_.rpc(), to, w.status());
-  workload::Ledger merged;
-  merged.balance_delta = ledger;
   workload::InvariantReport rep = co_await w.value()->check(txn_, merged);
   rpc::Writer out;
   out.put(static_cast<uint8_t>(rep.checked)).put(static_cast<uint8_t>(rep.ok)).bytes(rep.summary);

@@ -13,6 +13,7 @@
 #include "server/protocol.h"
 #include "txn/history.h"
 #include "txn/service.h"
+#include "workload/workload.h"
 
 namespace rdx::server {
 
@@ -42,7 +43,7 @@ class BenchService {
   };
   rpc::Task<void> load(rpc::ReplyTo to, std::string spec, uint64_t begin, uint64_t end, uint32_t keys_per_txn);
   rpc::Task<void> run(rpc::ReplyTo to, RunParams p);
-  rpc::Task<void> check(rpc::ReplyTo to, std::string spec, int64_t ledger);
+  rpc::Task<void> check(rpc::ReplyTo to, std::string spec, workload::Ledger merged);
   void serve_history(const rpc::Incoming& in);
 
   WorkerContext& ctx_;
