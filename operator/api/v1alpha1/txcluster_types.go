@@ -262,8 +262,9 @@ type RDMASpec struct {
 	// +kubebuilder:validation:Maximum=255
 	GIDIndex *int32 `json:"gidIndex,omitempty"`
 
-	// hostNetwork runs the pods in the host's network namespace (hostDevice only). Ports 7000, 6379 and 9100 then
-	// bind on the node, so at most one pod of any TxCluster fits on a node.
+	// hostNetwork runs the pods in the host's network namespace (hostDevice only). The pods of shard s then bind
+	// 7000+s (transport), 6379+s (Redis) and 9100+s (HTTP) on the node: shards share a node, while the replicas of
+	// one shard need distinct nodes (the scheduler keeps pods with the same host ports apart).
 	// +optional
 	HostNetwork bool `json:"hostNetwork,omitempty"`
 

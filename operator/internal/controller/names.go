@@ -47,6 +47,27 @@ const (
 	DefaultInterface = "net1"
 )
 
+// nodePorts are the transport, Redis and HTTP ports of one shard's pods. In their own network namespaces every pod
+// uses the contract's ports. On the host's network (hostDevice + hostNetwork) shard s adds s to each, so the pods
+// of different shards fit on one node; replicas of one shard still need distinct nodes (the scheduler keeps them
+// apart: their ports conflict).
+type nodePorts struct{ transport, redis, http int32 }
+
+func portsOf(c *rdxv1.TxCluster, shard int32) nodePorts {
+	p := nodePorts{TransportPort, RedisPort, HTTPPort}
+	if onHostNetwork(c) {
+		p.transport += shard
+		p.redis += shard
+		p.http += shard
+	}
+	return p
+}
+
+func onHostNetwork(c *rdxv1.TxCluster) bool {
+	rdma := &c.Spec.Transport.RDMA
+	return rdma.Mode == rdxv1.RDMAHostDevice && rdma.HostNetwork
+}
+
 func headlessName(c *rdxv1.TxCluster) string { return c.Name + "-hl" }
 func topologyName(c *rdxv1.TxCluster) string { return c.Name + "-topology" }
 func endpointName(c *rdxv1.TxCluster) string { return c.Name }

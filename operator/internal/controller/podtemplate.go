@@ -36,7 +36,7 @@ func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 		annotations[AnnotationMultusNetworks] = strings.Join(rdma.Networks, ",")
 	}
 
-	container, err := rdxdContainer(c, image)
+	container, err := rdxdContainer(c, image, portsOf(c, shard))
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 	for _, ref := range s.PodTemplate.ImagePullSecrets {
 		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
 	}
-	if rdma.Mode == rdxv1.RDMAHostDevice && rdma.HostNetwork {
+	if onHostNetwork(c) {
 		spec.WithHostNetwork(true).WithDNSPolicy(corev1.DNSClusterFirstWithHostNet)
 	}
 	if err := applyScheduling(spec, c, shard); err != nil {
@@ -69,7 +69,7 @@ func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 		WithSpec(spec), nil
 }
 
-func rdxdContainer(c *rdxv1.TxCluster, image string) (*corev1ac.ContainerApplyConfiguration, error) {
+func rdxdContainer(c *rdxv1.TxCluster, image string, ports nodePorts) (*corev1ac.ContainerApplyConfiguration, error) {
 	s := &c.Spec
 	rdma := &s.Transport.RDMA
 	ctr := corev1ac.Container().
@@ -85,9 +85,9 @@ func rdxdContainer(c *rdxv1.TxCluster, image string) (*corev1ac.ContainerApplyCo
 				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
 		).
 		WithPorts(
-			corev1ac.ContainerPort().WithName("transport").WithContainerPort(TransportPort).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName("redis").WithContainerPort(RedisPort).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName("http").WithContainerPort(HTTPPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("transport").WithContainerPort(ports.transport).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("redis").WithContainerPort(ports.redis).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("http").WithContainerPort(ports.http).WithProtocol(corev1.ProtocolTCP),
 		).
 		WithReadinessProbe(httpProbe("/readyz", 5, 3, 0)).
 		WithLivenessProbe(httpProbe("/healthz", 10, 3, 10)).

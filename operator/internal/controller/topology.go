@@ -129,12 +129,13 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 	}
 	for shard := int32(0); shard < s.Shards; shard++ {
 		ts := TopologyShard{ID: shard}
+		ports := portsOf(c, shard)
 		for ord := int32(0); ord < s.Replicas; ord++ {
 			name := podName(c, shard, ord)
 			ts.Members = append(ts.Members, name)
 			t.Nodes = append(t.Nodes, TopologyNode{
 				Name: name, Host: podHost(c, shard, ord),
-				Port: TransportPort, RedisPort: RedisPort, HTTPPort: HTTPPort, Role: RoleData,
+				Port: ports.transport, RedisPort: ports.redis, HTTPPort: ports.http, Role: RoleData,
 			})
 		}
 		t.Shards = append(t.Shards, ts)
