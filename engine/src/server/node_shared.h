@@ -78,6 +78,10 @@ class NodeShared {
   // True once this node's copy of its shard is complete (fresh cluster start, or after a snapshot copy).
   bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
   void set_in_sync(bool v) { in_sync_.store(v, std::memory_order_release); }
+  // True while this node keeps a copy that was complete once (it was in sync, then got excluded): the copy must
+  // survive until a member in sync can replace it, and is the shard's data if no member is in sync any more.
+  bool holds_copy() const { return holds_copy_.load(std::memory_order_acquire); }
+  void set_holds_copy(bool v) { holds_copy_.store(v, std::memory_order_release); }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   void set_stopping() { stopping_.store(true, std::memory_order_release); }
 
@@ -89,6 +93,7 @@ class NodeShared {
   std::mutex tomb_mu_;
   std::unordered_map<std::string, uint64_t> tombstones_;
   std::atomic<bool> in_sync_{false};
+  std::atomic<bool> holds_copy_{false};
   std::atomic<bool> stopping_{false};
 };
 

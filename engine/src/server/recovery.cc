@@ -32,7 +32,7 @@ void Recovery::start(bool drive) {
   auto& rpc = ctx_.rpc();
   rpc.on(kSyncStatus, [this](const rpc::Incoming& in) {
     rpc::Writer w;
-    w.put(static_cast<uint8_t>(ctx_.shared().in_sync() ? 1 : 0));
+    w.put(static_cast<uint8_t>(ctx_.shared().in_sync() ? 1 : ctx_.shared().holds_copy() ? 2 : 0));
     w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.shared().member(in.peer_node)
                                                                            : MemberState::kInSync));
     ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
@@ -70,8 +70,9 @@ Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
   auto conn = ctx_.peer(node);
   if (!conn) co_return std::nullopt;
   rpc::Response r = co_await ctx_.rpc().call(*conn, kSyncStatus, {});
-  if (r.status != Code::kOk || r.payload.size() != 2 || static_cast<uint8_t>(r.payload[1]) > 2) co_return std::nullopt;
-  co_return PeerStatus{r.payload[0] != 0, static_cast<MemberState>(r.payload[1])};
+  auto sync = static_cast<uint8_t>(r.payload.size() == 2 ? r.payload[0] : 0xff);
+  if (r.status != Code::kOk || sync > 2 || static_cast<uint8_t>(r.payload[1]) > 2) co_return std::nullopt;
+  co_return PeerStatus{sync == 1, sync == 2, static_cast<MemberState>(r.payload[1])};
 }
 
 Task<void> Recovery::run() {
@@ -85,8 +86,8 @@ Task<void> Recovery::run() {
     // (co_await never sits in a condition: GCC 12 miscompiles such coroutines; engine/tools/lint.sh checks.)
     bool excluded = co_await excluded_somewhere();
     if (excluded) {
+      ctx_.shared().set_holds_copy(true);
       ctx_.shared().set_in_sync(false);
-      clear_local();
     }
   }
 }
@@ -130,26 +131,43 @@ Task<void> Recovery::recover() {
       }
     auto answers = co_await rpc::when_all(std::move(asks));
     size_t reachable = 0;
+    bool copy_elsewhere = false;
     std::optional<uint16_t> source;
     for (size_t i = 0; i < others.size(); ++i) {
       if (!answers[i]) continue;
       ++reachable;
+      copy_elsewhere |= answers[i]->holds_copy;
       if (answers[i]->in_sync && (!source || others[i] == primary)) source = others[i];
     }
+    const bool majority = (reachable + 1) * 2 > members.size();
     if (source) {
+      // Only now, with a complete copy to replace it, may a copy this node kept go (it may have missed writes).
+      if (ctx_.shared().holds_copy()) {
+        clear_local();
+        ctx_.shared().set_holds_copy(false);
+      }
       ctx_.shared().set_joining(true);
       bool copied = false;
       bool announced = co_await announce_join();
       if (announced) copied = co_await copy_from(*source);
       if (copied) break;
       spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
-    } else if ((reachable + 1) * 2 > members.size()) {
+    } else if (majority && ctx_.shared().holds_copy()) {
+      // No member is in sync: this node's copy is the best there is. Rejoin with it, so the members that excluded
+      // this node include it again.
+      spdlog::warn("recovery: no member of shard {} is in sync ({} of {} answered): resuming with this node's copy",
+                   t.nodes[ctx_.self()].shard, reachable + 1, members.size());
+      ctx_.shared().set_joining(true);
+      (void)co_await announce_join();
+      break;
+    } else if (majority && !copy_elsewhere) {
       spdlog::info("recovery: no member of shard {} holds data ({} of {} answered): starting empty",
                    t.nodes[ctx_.self()].shard, reachable + 1, members.size());
       break;
     }
     co_await ctx_.sched().sleep_for(kPollEvery);
   }
+  ctx_.shared().set_holds_copy(false);
   ctx_.shared().set_in_sync(true);
   ctx_.shared().set_joining(false);
   for (uint16_t n : other_data_nodes())

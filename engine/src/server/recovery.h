@@ -11,7 +11,10 @@
 //     copied record cannot resurrect a key.
 //  4. In sync: serve, and tell the other nodes (kInSync).
 //  5. Afterwards, once a second, ask every data node how it sees this node: if one excluded it (a connection broke,
-//     so it may have missed writes), drop the local copy and join again.
+//     so it may have missed writes), stop serving and recover again, keeping the local copy: it is dropped only
+//     once a member in sync is there to copy from. If no member is in sync (e.g. two backups excluded each other
+//     while the primary restarts), members that hold such a copy rejoin with it and the others wait for them;
+//     "start empty" is only for a shard where no reachable member holds anything.
 // A restarting primary copies from a backup: backups hold every committed write (commits replicate to backups
 // before they are reported). Until a primary is in sync it refuses locks, so its shard is unavailable meanwhile.
 #include <cstdint>
@@ -46,6 +49,7 @@ class Recovery {
 
   struct PeerStatus {
     bool in_sync = false;
+    bool holds_copy = false;  // not in sync, but keeps a copy that was complete once
     MemberState view_of_me = MemberState::kInSync;
   };
   rpc::Task<void> run();

@@ -47,3 +47,41 @@ def test_backup_rejoins_under_load_and_then_holds_every_write(cluster):
     print(p.stdout)
     assert r["verify"]["lost"] == 0 and r["verify"]["corrupt"] == 0
     assert r["verify"]["checked"] == r["verify"]["acknowledged_keys"] > 1000
+
+
+def test_backups_that_excluded_each_other_keep_the_data_while_the_primary_restarts(cluster):
+    """n1 and n2 each exclude the other (a kill, then a join n1 could not hear) while the primary is down:
+    neither may drop its copy before a member in sync can replace it (both used to, then the shard started empty
+    and every write was lost; seen in the e2e suite's rolling update on a loaded machine)."""
+    cluster.up(nodes=3)
+    started = {n: len(cluster.log(n)) for n in ("n0", "n1", "n2")}  # a fresh cluster starts empty; later, never
+
+    def logs_since_start(*names):
+        return "".join(cluster.log(n)[started[n]:] for n in names)
+
+    saved = acked_file(cluster, "load.acked")
+    p, r = cluster.bench("--load", "--keys", "3000", "--duration", "1", "--warmup", "0", "--read-ratio", "0.5",
+                         "--save-acked", saved)
+    assert r["load_errors"] == 0 and r["errors"]["total"] == 0
+    cluster.kill("n2")  # n0 and n1 exclude n2
+    wait_until(lambda: cluster.metric("n1", "rdx_replica_excluded", replica="n2") == 1, what="n1 to exclude n2")
+    cluster.kill("n1", signal="STOP")  # n1 cannot hear n2's join: n2 presumes it down and excludes it
+    cluster.start("n2", wait=False)
+    wait_until(lambda: "n1 did not answer the join; presumed down" in logs_since_start("n2")
+               and "is in sync and serving" in logs_since_start("n2"), timeout=60, what="n2 to rejoin without n1")
+    cluster.kill("n2", signal="STOP")
+    cluster.kill("n0")  # the primary, the one member both still include, is gone while they sort it out
+    cluster.kill("n1", signal="CONT")
+    cluster.kill("n2", signal="CONT")
+    wait_until(lambda: "excluded this node" in logs_since_start("n1", "n2"), timeout=30,
+               what="a backup to learn that it was excluded")
+    wait_until(lambda: all(cluster.metric(n, "rdx_in_sync") == 1 for n in ("n1", "n2")), timeout=60,
+               what="both backups in sync again")
+    cluster.start("n0", wait=False)  # restarts empty and copies from a backup
+    wait_until(lambda: all(cluster.http(n, "/readyz")[0] == 200 for n in ("n0", "n1", "n2")), timeout=60,
+               what="all three nodes ready")
+    assert "starting empty" not in logs_since_start("n0", "n1", "n2")
+    p, r = cluster.bench("--verify-from", saved)
+    print(p.stdout)
+    assert r["verify"]["lost"] == 0 and r["verify"]["corrupt"] == 0
+    assert r["verify"]["checked"] == r["verify"]["acknowledged_keys"] > 2500
