@@ -46,6 +46,13 @@ class Cluster:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
+    def ready(self, name):
+        """True when the node answers /readyz with 200; a node still starting (not listening yet) is not ready."""
+        try:
+            return self.http(name, "/readyz")[0] == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
     def metric(self, name, metric, **labels):
         """Sum of a metric's samples on a node whose labels include `labels`."""
         _, text = self.http(name, "/metrics")

@@ -78,7 +78,7 @@ def test_backups_that_excluded_each_other_keep_the_data_while_the_primary_restar
     wait_until(lambda: all(cluster.metric(n, "rdx_in_sync") == 1 for n in ("n1", "n2")), timeout=60,
                what="both backups in sync again")
     cluster.start("n0", wait=False)  # restarts empty and copies from a backup
-    wait_until(lambda: all(cluster.http(n, "/readyz")[0] == 200 for n in ("n0", "n1", "n2")), timeout=60,
+    wait_until(lambda: all(cluster.ready(n) for n in ("n0", "n1", "n2")), timeout=60,
                what="all three nodes ready")
     assert "starting empty" not in logs_since_start("n0", "n1", "n2")
     p, r = cluster.bench("--verify-from", saved)
