@@ -135,8 +135,11 @@ bool Node::ready() const {
 
 std::string Node::readiness_detail() const {
   std::string s = fmt::format("node {} in_sync={}", spec().name, shared_->in_sync());
-  for (size_t i = 0; i < workers_.size(); ++i)
-    s += fmt::format(" worker{}_peers_up={}", i, workers_[i]->snapshot().peers_up);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    WorkerSnapshot w = workers_[i]->snapshot();
+    s += fmt::format(" worker{}_peers_up={}", i, w.peers_up);
+    if (!w.peers_up) s += fmt::format(" worker{}_waiting_for=[{}]", i, w.peers_waiting);
+  }
   return s + "\n";
 }
 

@@ -17,7 +17,8 @@ using rpc::Task;
 namespace {
 constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
-constexpr int kIdleSpins = 64;  // empty loop iterations before the worker blocks on its fds
+constexpr uint32_t kWarnEveryAttempts = 30;  // at the 1 s backoff cap: about a warning every 30 s per peer
+constexpr int kIdleSpins = 64;               // empty loop iterations before the worker blocks on its fds
 }  // namespace
 
 Worker::Worker(Node& node, uint16_t index) : node_(node), index_(index) {}
@@ -107,23 +108,43 @@ void Worker::connect_peers() {
   const Topology& t = node_.topology();
   auto now = Clock::now();
   bool all_up = true;
+  std::string waiting;
   for (uint16_t n = 0; n < t.nodes.size(); ++n) {
     if (!needs_peer(n)) continue;
     Peer& p = peers_[n];
     // Ready means connected to every needed peer, except replicas this primary excluded (they rejoin on their own).
-    if (!p.up && node_.shared().member(n) != MemberState::kFailed) all_up = false;
+    if (!p.up && node_.shared().member(n) != MemberState::kFailed) {
+      all_up = false;
+      waiting += fmt::format("{}{} ({})", waiting.empty() ? "" : ", ", t.nodes[n].name,
+                             p.last_error.empty() ? "connecting" : p.last_error);
+    }
     if (p.conn || now < p.next_attempt) continue;
     const NodeSpec& spec = t.nodes[n];
     auto c = ep_->connect({n, spec.host, spec.port, spec.rdma_addr}, index_);
     if (c) {
       p.conn = c.value();
     } else {
-      spdlog::debug("worker {}: connect to {} failed: {}", index_, spec.name, c.status().to_string());
-      p.next_attempt = now + p.backoff;
-      p.backoff = std::min(p.backoff * 2, kMaxBackoff);
+      note_connect_failure(n, c.status().to_string());
     }
   }
   live_.peers_up = all_up;
+  live_.peers_waiting = std::move(waiting);
+}
+
+// A peer that is not up yet is normal while a cluster starts (it refuses until it listens); one that stays
+// unreachable (a name that does not resolve, no route to its RDMA address) is worth a warning now and then.
+void Worker::note_connect_failure(uint16_t node, std::string why) {
+  Peer& p = peers_[node];
+  p.next_attempt = Clock::now() + p.backoff;
+  p.backoff = std::min(p.backoff * 2, kMaxBackoff);
+  ++p.failed_attempts;
+  p.last_error = std::move(why);
+  const std::string& name = node_.topology().nodes[node].name;
+  if (p.failed_attempts % kWarnEveryAttempts == 0)
+    spdlog::warn("worker {}: still cannot connect to {} after {} attempts: {}", index_, name, p.failed_attempts,
+                 p.last_error);
+  else
+    spdlog::debug("worker {}: connect to {} failed: {}", index_, name, p.last_error);
 }
 
 void Worker::on_conn_event(const transport::Completion& c) {
@@ -134,17 +155,21 @@ void Worker::on_conn_event(const transport::Completion& c) {
     if (c.kind == transport::CompletionKind::kConnUp) {
       p.up = true;
       p.backoff = std::chrono::milliseconds(50);
+      p.failed_attempts = 0;
+      p.last_error.clear();
       spdlog::info("worker {}: connected to {}", index_, node_.topology().nodes[n].name);
     } else if (c.kind == transport::CompletionKind::kConnDown) {
       bool was_up = p.up;
       p.up = false;
       p.conn.reset();
+      if (!was_up) {  // a refused attempt (peer not started yet) is not a failure of an established replica
+        note_connect_failure(n, fmt::format("connection refused or failed ({})", code_name(c.status)));
+        return;
+      }
       p.next_attempt = Clock::now() + p.backoff;
       p.backoff = std::min(p.backoff * 2, kMaxBackoff);
-      if (was_up) {  // a refused attempt (peer not started yet) is not a failure of an established replica
-        spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
-        node_.on_peer_lost(n);
-      }
+      spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
+      node_.on_peer_lost(n);
     }
     return;
   }

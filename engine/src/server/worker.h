@@ -31,7 +31,8 @@ struct WorkerSnapshot {
   uint64_t op_errors[3] = {0, 0, 0};
   Histogram latency[3];  // server-side latency of client ops, ns
   uint64_t inflight = 0;
-  bool peers_up = false;  // connected to every node it needs (readiness)
+  bool peers_up = false;      // connected to every node it needs (readiness)
+  std::string peers_waiting;  // when not: which peers and why ("n1 (cannot resolve 'n1': ...)"), for /readyz
 };
 
 class Worker final : public WorkerContext {
@@ -65,6 +66,8 @@ class Worker final : public WorkerContext {
     bool up = false;
     std::chrono::steady_clock::time_point next_attempt{};
     std::chrono::milliseconds backoff{50};
+    uint32_t failed_attempts = 0;  // since it was last up
+    std::string last_error;
   };
   enum OpIndex { kGetOp = 0, kPutOp = 1, kDelOp = 2 };
 
@@ -72,6 +75,7 @@ class Worker final : public WorkerContext {
   Status init_in_thread();
   void connect_peers();
   void on_conn_event(const transport::Completion& c);
+  void note_connect_failure(uint16_t node, std::string why);
   void register_client_api();
   rpc::Task<void> serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value);
   void publish();

@@ -4,6 +4,8 @@ import os
 import socket
 import struct
 import subprocess
+import urllib.error
+import urllib.request
 
 from conftest import BIN, wait_until
 
@@ -56,6 +58,50 @@ def test_unreachable_peer_keeps_node_unready_then_recovers(cluster):
     assert cluster.metric("n1", "rdx_transport_connection_failures_total") > 0
     cluster.start("n0")
     wait_until(lambda: cluster.http("n1", "/readyz")[0] == 200, what="n1 ready again")
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def test_readyz_names_the_peer_it_cannot_reach_and_why(tmp_path):
+    """A peer whose name does not resolve (a DNS problem in the cluster) keeps the node unready, and /readyz and
+    the log say which peer and why instead of a bare 503."""
+    port, redis_port, http_port = free_ports(3)
+    topo = {"cluster": "t", "epoch": 1, "transport": {"kind": "tcp"},
+            "shards": [{"id": 0, "members": ["n0"]}, {"id": 1, "members": ["n1"]}],
+            "nodes": [{"name": "n0", "host": "127.0.0.1", "port": port, "redis_port": redis_port,
+                       "http_port": http_port},
+                      {"name": "n1", "host": "n1.does-not-exist.invalid", "port": 1, "http_port": 1}]}
+    path = tmp_path / "topology.json"
+    path.write_text(json.dumps(topo))
+    log = open(tmp_path / "n0.log", "w")
+    p = subprocess.Popen([RDXD, "--config", str(path), "--node", "n0"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def waiting_body():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/readyz", timeout=2) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+            except OSError:
+                return 0, ""
+        wait_until(lambda: "n1.does-not-exist.invalid" in waiting_body()[1], timeout=30,
+                   what="/readyz to name the unresolvable peer")
+        code, body = waiting_body()
+        assert code == 503 and "waiting_for=[n1 (" in body and "resolve" in body, body
+        wait_until(lambda: "still cannot connect to n1" in open(tmp_path / "n0.log").read(), timeout=60,
+                   what="a warning in the log")
+    finally:
+        p.terminate()
+        p.wait(timeout=15)
+        log.close()
 
 
 def handshake(port, epoch=1):
