@@ -206,8 +206,9 @@ const (
 	RDMAHostDevice   RDMAMode = "hostDevice"
 )
 
-// RDMASpec says how pods get RDMA devices. In every mode other than none the rdxd container gets the IPC_LOCK
-// capability, which lifts the memlock limit for memory registration (Kubernetes has no memlock setting).
+// RDMASpec says how pods get RDMA devices. In every mode other than none the rdxd container runs as uid 0 with the
+// IPC_LOCK capability (and no other, unless privileged), which lifts the memlock limit for memory registration
+// (Kubernetes has no memlock setting, and a capability never takes effect for a non-root process).
 type RDMASpec struct {
 	// mode of RDMA wiring:
 	//   - none: no RDMA device (transport kind tcp).

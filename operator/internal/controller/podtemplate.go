@@ -107,10 +107,15 @@ func rdxdContainer(c *rdxv1.TxCluster, image string, ports nodePorts) (*corev1ac
 	ctr.WithResources(res)
 
 	if rdma.Mode != rdxv1.RDMANone {
-		// IPC_LOCK lets rdxd pin registered memory beyond RLIMIT_MEMLOCK, which Kubernetes cannot raise.
-		sc := corev1ac.SecurityContext().WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
+		// IPC_LOCK lets rdxd pin registered memory beyond RLIMIT_MEMLOCK, which Kubernetes cannot raise. The kernel
+		// gives a non-root process no effective capabilities (runtimes set no ambient ones), so the image's
+		// non-root user would keep only the runtime's memlock limit (often 8 MiB) and ibv_reg_mr of the arena
+		// fails: the container runs as uid 0 with every capability dropped but IPC_LOCK (or privileged).
+		sc := corev1ac.SecurityContext().WithRunAsUser(0).WithRunAsNonRoot(false)
 		if rdma.Mode == rdxv1.RDMAHostDevice && deref(rdma.Privileged, true) {
-			sc.WithPrivileged(true)
+			sc.WithPrivileged(true).WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
+		} else {
+			sc.WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("IPC_LOCK"))
 		}
 		ctr.WithSecurityContext(sc)
 	}

@@ -219,6 +219,13 @@ func TestRDMAModes(t *testing.T) {
 			if ctr.SecurityContext == nil || !slices.Contains(ctr.SecurityContext.Capabilities.Add, "IPC_LOCK") {
 				t.Errorf("RDMA pods need IPC_LOCK: %+v", ctr.SecurityContext)
 			}
+			// A capability reaches a non-root process only as an ambient one, which no runtime sets.
+			if sc := ctr.SecurityContext; sc == nil || ptr.Deref(sc.RunAsUser, -1) != 0 {
+				t.Errorf("RDMA pods must run as uid 0 for IPC_LOCK to take effect: %+v", sc)
+			}
+			if sc := ctr.SecurityContext; !ptr.Deref(sc.Privileged, false) && !slices.Contains(sc.Capabilities.Drop, "ALL") {
+				t.Errorf("unprivileged RDMA pods drop every other capability: %+v", sc.Capabilities)
+			}
 			if got := ctr.Resources.Limits[corev1.ResourceMemory]; got.Cmp(memory) != 0 {
 				t.Errorf("user resources lost: memory limit %s", got.String())
 			}
