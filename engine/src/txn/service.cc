@@ -243,7 +243,9 @@ Task<Read> TxnServiceImpl::execute_read(std::string key, bool one) {
     // GetOne at a backup that holds an uncommitted write: ask the primary.
   }
   ++stats_.remote_reads;
-  co_return co_await remote_read(primary_of(key), std::move(key), one);
+  // The node first: the argument that moves `key` may be initialized before primary_of(key) is evaluated.
+  const uint16_t primary = primary_of(key);
+  co_return co_await remote_read(primary, std::move(key), one);
 }
 
 Task<Read> TxnServiceImpl::get_one(std::string key) {
