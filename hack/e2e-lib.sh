@@ -4,9 +4,6 @@
 source "$RDX_ROOT/hack/cluster/common.sh"
 source "$RDX_ROOT/hack/cluster/tools.sh"
 
-RDX_VERSION=${RDX_VERSION:-0.1.0}
-OPERATOR_IMAGE=ghcr.io/rdx-dev/rdx-operator:$RDX_VERSION
-ENGINE_IMAGE=ghcr.io/rdx-dev/rdx-engine:$RDX_VERSION
 KIND_KUBECONFIG=$RDX_CACHE/kind/${KIND_CLUSTER_NAME:-rdx}.kubeconfig
 BROUGHT_UP_LOCAL=0
 declare -a PHASES=()

@@ -15,9 +15,6 @@ source "$(dirname "$0")/lib.sh"
 source "$RDX_ROOT/hack/cluster/common.sh"
 source "$RDX_ROOT/hack/cluster/oci.sh"
 
-RDX_VERSION=${RDX_VERSION:-0.1.0}
-ENGINE_IMAGE=ghcr.io/rdx-dev/rdx-engine:$RDX_VERSION
-OPERATOR_IMAGE=ghcr.io/rdx-dev/rdx-operator:$RDX_VERSION
 BASE_SUITE=bookworm
 BASE_REVISION=1                                         # bump to rebuild the base (e.g. new package set)
 BASE_IMAGE=localhost/rdx/debian-base:$BASE_SUITE-$BASE_REVISION

@@ -10,6 +10,10 @@ K8S_STAGING_VERSION=${K8S_STAGING_VERSION:-v0.37.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-v0.23.0}
+# The images hack/images.sh builds and every cluster run (demo, e2e, the soft-RoCE VM) installs.
+RDX_VERSION=${RDX_VERSION:-0.1.0}
+ENGINE_IMAGE=ghcr.io/rdx-dev/rdx-engine:$RDX_VERSION
+OPERATOR_IMAGE=ghcr.io/rdx-dev/rdx-operator:$RDX_VERSION
 K8S_BIN=$RDX_CACHE/k8s/$K8S_VERSION/bin
 TOOLS_BIN=$RDX_CACHE/tools/bin
 
