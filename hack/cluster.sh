@@ -91,6 +91,7 @@ on_up_exit() {
 # background (e.g. while the engine builds) and an up that needs its results wait for each other, not fail.
 prepare_artifacts() {
   local t
+  if [ "${RDX_CLUSTER_PREBUILT:-0}" = 1 ]; then check_prebuilt; return; fi
   apt_install etcd-server containerd runc containernetworking-plugins iptables conntrack openssl curl iproute2 buildah
   require_go
   t=$SECONDS; "$RDX_ROOT/hack/build-k8s.sh" >&2; log "kubernetes binaries ready ($((SECONDS - t)) s)"
@@ -99,6 +100,21 @@ prepare_artifacts() {
   mkdir -p "$IMAGE_CACHE"
   (exec 6>"$IMAGE_CACHE/.cluster-images.lock"; flock 6; ensure_cluster_images)
   log "pause and CoreDNS images ready ($((SECONDS - t)) s)"
+}
+
+# check_prebuilt: RDX_CLUSTER_PREBUILT=1 says a machine without Go or apt (the soft-RoCE VM) got every artifact from
+# elsewhere; name whatever is missing instead of trying to build it.
+check_prebuilt() {
+  local missing=() c
+  for c in etcd containerd runc ctr iptables conntrack openssl curl; do command -v "$c" >/dev/null || missing+=("$c (command)"); done
+  [ -x /usr/lib/cni/bridge ] || missing+=("/usr/lib/cni/bridge (containernetworking-plugins)")
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+    [ -x "$K8S_BIN/$c" ] || missing+=("$K8S_BIN/$c")
+  done
+  [ -x "$COREDNS_BIN" ] || missing+=("$COREDNS_BIN")
+  for c in "$PAUSE_IMAGE" "$COREDNS_IMAGE"; do [ -f "$(image_archive "$c")" ] || missing+=("$(image_archive "$c")"); done
+  [ ${#missing[@]} -eq 0 ] || die "RDX_CLUSTER_PREBUILT=1 but these are missing: ${missing[*]}"
+  log "prebuilt cluster artifacts present (RDX_CLUSTER_PREBUILT=1)"
 }
 
 cluster_up() {

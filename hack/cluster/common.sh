@@ -69,12 +69,17 @@ node_ip() {
 }
 
 kubectl_local() { "$K8S_BIN/kubectl" --kubeconfig "$CLUSTER_KUBECONFIG" --request-timeout=20s "$@"; }
-ctr_local() { timeout 120 ctr --address "$CONTAINERD_SOCK" "$@"; }
+ctr_local() { timeout $((120 * TIMEOUT_SCALE)) ctr --address "$CONTAINERD_SOCK" "$@"; }
+
+# Every deadline below is multiplied by RDX_CLUSTER_TIMEOUT_SCALE: under software emulation (the soft-RoCE VM runs
+# this cluster under TCG) the same steps take several times longer.
+TIMEOUT_SCALE=${RDX_CLUSTER_TIMEOUT_SCALE:-1}
+[[ $TIMEOUT_SCALE =~ ^[1-9][0-9]?$ ]] || die "RDX_CLUSTER_TIMEOUT_SCALE=$TIMEOUT_SCALE: want an integer 1..99"
 
 # wait_until <seconds> <what> <command...>: polls the command until it succeeds; dies naming what did not
 # happen (and the log to read) when the deadline passes. Every wait in these scripts goes through here.
 wait_until() {
-  local seconds=$1 what=$2; shift 2
+  local seconds=$(($1 * TIMEOUT_SCALE)) what=$2; shift 2
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then
