@@ -13,10 +13,13 @@ GUEST_PACKAGES=(
   linux-image-amd64 kmod udev iproute2 procps
   rdma-core ibverbs-utils ibverbs-providers perftest libibverbs1 librdmacm1
   libfmt9 libspdlog1.10 libbenchmark1debian
+  # The k8s stage: the offline single-node cluster of hack/cluster.sh (its Kubernetes binaries, CoreDNS, helm and
+  # images come through the share).
+  etcd-server containerd runc containernetworking-plugins iptables conntrack openssl curl
 )
 
 # Bump when rootfs.sh changes what it puts into the image.
-SOFTROCE_IMAGE_RECIPE=1
+SOFTROCE_IMAGE_RECIPE=2
 
 # The image is keyed by everything that goes into it: suite, package list, PID-1 script, recipe version.
 softroce_image_key() {
@@ -46,7 +49,7 @@ softroce_boot() {
   tsc_khz=$(softroce_host_tsc_khz)
   [ "${RDX_SOFTROCE_ACCEL:-tcg}" = kvm ] && accel="-accel kvm -cpu host"
   timeout --kill-after=15 "$limit" "$QEMU" \
-    -M microvm,rtc=on $accel -m "${RDX_SOFTROCE_MEM:-2048}" -smp 2 -nographic -no-reboot \
+    -M microvm,rtc=on $accel -m "${RDX_SOFTROCE_MEM:-6144}" -smp 2 -nographic -no-reboot \
     -kernel "$image_dir/vmlinuz" -initrd "$image_dir/initrd.img" \
     -drive id=d0,file="$image_dir/rootfs.img",format=raw,if=none,snapshot=on -device virtio-blk-device,drive=d0 \
     -fsdev local,id=fs0,path="$share",security_model=none -device virtio-9p-device,fsdev=fs0,mount_tag=host0 \

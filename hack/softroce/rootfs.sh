@@ -51,7 +51,7 @@ ls "$rootfs"/lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko* >/dev/n
 mkdir -p "$work/out"
 cp "$kernel" "$work/out/vmlinuz"
 cp "$initrd" "$work/out/initrd.img"
-truncate -s 3G "$work/out/rootfs.img"
+truncate -s 8G "$work/out/rootfs.img"  # sparse; the k8s stage unpacks images into it
 mkfs.ext4 -q -F -L rdxroot -d "$rootfs" "$work/out/rootfs.img"
 basename "$kernel" >"$work/out/kernel-version"
 date -u +%FT%TZ >"$work/out/complete"

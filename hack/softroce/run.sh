@@ -5,6 +5,8 @@
 #   3. boots the VM with the binaries and guest/ scripts on a 9p share; the guest driver sets up rxe and runs the
 #      stages below, writing logs and a verdict into the share (_out/softroce/share/results);
 #   4. the verdict becomes this script's exit code; prints test counts and perftest vs rdx latency.
+# Stage k8s (part 2) runs the offline single-node Kubernetes cluster inside the VM with a verbs TxCluster in
+# hostDevice mode; k8s-share.sh puts its binaries and images into the share first.
 # Settings: RDX_SOFTROCE_STAGES (space-separated "name[:seconds]"), RDX_SOFTROCE_TIMEOUT (whole VM, seconds),
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
 #           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if rdx/perftest exceeds it),
@@ -13,8 +15,8 @@
 #           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
 source "$(dirname "$0")/lib.sh"
 
-STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900 cluster:900"}
-VM_TIMEOUT=${RDX_SOFTROCE_TIMEOUT:-3000}
+STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900 cluster:900 k8s:2400"}
+VM_TIMEOUT=${RDX_SOFTROCE_TIMEOUT:-4200}
 BINARIES=(transport_verbs_test verbs_lat rdxd rdx-bench)
 OUT=$RDX_ROOT/_out/softroce
 SHARE=$OUT/share
@@ -55,6 +57,9 @@ for b in "${BINARIES[@]}"; do
   cp "$f" "$SHARE/bin/"
 done
 cp -r "$SOFTROCE_DIR/guest" "$SHARE/guest"
+case " $STAGES " in
+  *" k8s "*|*" k8s:"*) bash "$SOFTROCE_DIR/k8s-share.sh" "$SHARE" "$bin_dir" || exit 1 ;;
+esac
 for s in $STAGES; do echo "${s%%:*} $( [ "${s#*:}" != "$s" ] && echo "${s#*:}")"; done >"$SHARE/stages"
 {
   echo "PERFTEST_ITERS=${PERFTEST_ITERS:-1000}"
