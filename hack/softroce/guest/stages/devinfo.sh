@@ -16,3 +16,6 @@ for f in "$port"/gids/*; do
   echo "gid[$i] $g $t"
 done
 echo "selected GID index: $GID_INDEX"
+# The clock every timestamp reads (perftest uses the TSC directly; clock_gettime is slow on a non-TSC clocksource).
+echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+  "(available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource))"

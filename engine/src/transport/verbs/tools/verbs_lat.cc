@@ -284,6 +284,13 @@ int main_impl(int argc, char** argv) {
     std::printf("rdx_lat empty_poll_us=%.3f\n",
                 std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kPolls);
   }
+  {  // The cost of one clock read, paid once per iteration (a guest without a usable TSC reads a slow clocksource).
+    constexpr int kReads = 2000;
+    auto t0 = Clock::now();
+    for (int i = 0; i < kReads; ++i) (void)Clock::now();
+    std::printf("rdx_lat clock_read_us=%.3f\n",
+                std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kReads);
+  }
   std::string json = "{\"addr\":\"" + verbs_env().addr + "\",\"size\":" + std::to_string(o.size) +
                      ",\"iters\":" + std::to_string(o.iters) + ",\"runs\":" + std::to_string(o.runs) + ",\"ops\":{";
   for (size_t k = 0; k < o.ops.size(); ++k) {
