@@ -41,9 +41,11 @@ test-e2e: ## e2e suite against the cluster in KUBECONFIG (brings the local one u
 	bash hack/e2e.sh
 test-softroce: ## engine and a TxCluster on real verbs on soft-RoCE inside a qemu VM
 	bash hack/softroce/run.sh
+test-kind-softroce: ## e2e suite with a verbs TxCluster on kind + rxe (Docker hosts with rdma_rxe; elsewhere checks it fails fast)
+	bash hack/softroce/kind.sh ci
 
 ##@ all
 test: ## every test tier (what CI runs): engine, operator, soft-RoCE, e2e; later tiers prepared in the background
 	bash hack/test-all.sh
 
-.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator test-operator cluster-up down images demo test-e2e test-softroce test
+.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator test-operator cluster-up down images demo test-e2e test-softroce test-kind-softroce test

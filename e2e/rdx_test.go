@@ -172,8 +172,9 @@ func applySample(t *testing.T, env *framework.Env, ns string) *cluster {
 	spec, _ := created.Object["spec"].(map[string]any)
 	c := &cluster{env: env, ns: ns, name: created.GetName(), uid: created.GetUID(),
 		shards: toInt(spec["shards"]), replicas: toInt(spec["replicas"])}
-	if kind := nested(spec, "transport", "kind"); kind != "tcp" || c.shards != 1 || c.replicas != 3 {
-		t.Fatalf("sample: want 1 shard of 3 replicas over tcp, got %d x %d over %v", c.shards, c.replicas, kind)
+	if kind := nested(spec, "transport", "kind"); kind != env.Transport || c.shards != 1 || c.replicas != 3 {
+		t.Fatalf("sample: want 1 shard of 3 replicas over %s (RDX_E2E_TRANSPORT), got %d x %d over %v",
+			env.Transport, c.shards, c.replicas, kind)
 	}
 	env.Eventually(t, "TxCluster "+c.name+" Ready", readyTimeout, c.ready)
 	ctx = framework.Ctx(t)
@@ -246,6 +247,14 @@ func checkObjects(t *testing.T, env *framework.Env, c *cluster) {
 		cmd := strings.Join(append(append([]string{}, ctr.Command...), ctr.Args...), " ")
 		if cmd != "rdxd --config /etc/rdx/topology.json --node $(POD_NAME)" {
 			t.Errorf("pod %s runs %q", p.Name, cmd)
+		}
+		if env.Transport == "verbs" { // proof that rdxd opened an RDMA device rather than falling back to anything
+			raw, err := env.Kube.CoreV1().Pods(c.ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if line := grepLines(string(raw), "verbs: device"); err != nil || line == "" {
+				t.Errorf("pod %s: no 'verbs: device' line in its log (%v)", p.Name, err)
+			} else {
+				env.Logf(t, "pod %s: %s", p.Name, firstLines(line, 1))
+			}
 		}
 		req, lim := ctr.Resources.Requests.Memory(), ctr.Resources.Limits.Memory()
 		need := (topo.MemoryMB + 64) << 20

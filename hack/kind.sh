@@ -7,8 +7,10 @@
 #   hack/kind.sh down        delete the kind cluster
 #   hack/kind.sh kubeconfig  print the kubeconfig path
 #
-# Settings: KIND_CLUSTER_NAME (rdx), KIND_NODE_IMAGE (kindest/node:$K8S_VERSION), KIND_VERSION (v0.33.0).
-source "$(dirname "$0")/lib.sh"
+# Settings: KIND_CLUSTER_NAME (rdx), KIND_NODE_IMAGE (kindest/node:$K8S_VERSION), KIND_VERSION (v0.33.0),
+#           KIND_CONFIG (a kind Cluster config file: nodes, mounts; hack/softroce/kind.sh writes one).
+# Sourced (hack/softroce/kind.sh), it only defines the functions.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KIND_VERSION=${KIND_VERSION:-v0.33.0}
 KIND_CLUSTER_NAME=${KIND_CLUSTER_NAME:-rdx}
@@ -17,7 +19,7 @@ KIND_BIN=$RDX_CACHE/tools/kind/$KIND_VERSION/kind
 KIND_KUBECONFIG=$RDX_CACHE/kind/$KIND_CLUSTER_NAME.kubeconfig
 IMAGE_CACHE=$RDX_CACHE/images
 
-usage() { sed -n '2,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 # require_docker fails fast: every check is bounded by a short timeout, nothing waits on a missing daemon.
 require_docker() {
@@ -55,7 +57,9 @@ load_images() {
   local tar loaded=0
   for tar in "$IMAGE_CACHE"/*.tar; do
     [ -f "$tar" ] || continue
-    case "$(cat "$tar.ref" 2>/dev/null)" in localhost/rdx/*) continue ;; esac   # the offline cluster's own pause/CoreDNS
+    case "$(cat "$tar.ref" 2>/dev/null)" in  # the offline cluster's own images (kind brings its own)
+      localhost/rdx/pause:*|localhost/rdx/coredns:*|localhost/rdx/busybox:*|localhost/rdx/debian-base:*) continue ;;
+    esac
     log "kind load image-archive $tar"
     timeout 600 "$KIND_BIN" load image-archive "$tar" --name "$KIND_CLUSTER_NAME" || die "kind load of $tar failed"
     loaded=$((loaded + 1))
@@ -73,12 +77,13 @@ kind_up() {
     "$KIND_BIN" get kubeconfig --name "$KIND_CLUSTER_NAME" >"$KIND_KUBECONFIG"
   else
     timeout 600 "$KIND_BIN" create cluster --name "$KIND_CLUSTER_NAME" --image "$KIND_NODE_IMAGE" \
-      --kubeconfig "$KIND_KUBECONFIG" --wait 180s || die "kind create cluster failed"
+      ${KIND_CONFIG:+--config "$KIND_CONFIG"} --kubeconfig "$KIND_KUBECONFIG" --wait 180s || die "kind create cluster failed"
   fi
   load_images
   echo "$KIND_KUBECONFIG"
 }
 
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
 case "${1:-}" in
   up) kind_up ;;
   load) require_docker; ensure_kind; cluster_exists || die "no kind cluster $KIND_CLUSTER_NAME (hack/kind.sh up)"; load_images ;;

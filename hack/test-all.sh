@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test (what CI runs): every tier in dependency order: engine, operator, soft-RoCE, e2e.
+# make test (what CI runs): every tier in dependency order: engine, operator, soft-RoCE, e2e, and soft-RoCE on kind
+# (run where Docker and rdma_rxe exist; elsewhere only its fail-fast is checked, in a second).
 #
 # The engine-independent preparation of the later tiers (Kubernetes binaries, CoreDNS, helm, the base and e2e-client
 # images, the soft-RoCE VM image) starts at once in the background at the lowest CPU priority: much of it waits on
@@ -7,11 +8,11 @@
 # machine it overlaps instead of adding up. Every step it runs is cached and locked, so a tier that needs a result
 # still being prepared waits for it, and one whose preparation failed builds it itself (and fails with its error).
 #
-# Settings: RDX_TEST_TIERS   tiers to run (default "engine operator softroce e2e")
+# Settings: RDX_TEST_TIERS   tiers to run (default "engine operator softroce e2e kind")
 #           RDX_NO_PREPARE=1 do not prepare in the background
 source "$(dirname "$0")/lib.sh"
 
-tiers=${RDX_TEST_TIERS:-engine operator softroce e2e}
+tiers=${RDX_TEST_TIERS:-engine operator softroce e2e kind}
 logs=$RDX_ROOT/_out/prepare
 mkdir -p "$logs"
 T0=$SECONDS
@@ -71,7 +72,8 @@ for t in $tiers; do
     operator) tier operator make -C "$RDX_ROOT" test-operator ;;
     softroce) tier softroce make -C "$RDX_ROOT" test-softroce; report_background softroce-image ;;
     e2e)      tier e2e make -C "$RDX_ROOT" test-e2e; report_background e2e ;;
-    *) die "unknown tier $t (engine operator softroce e2e)" ;;
+    kind)     tier kind make -C "$RDX_ROOT" test-kind-softroce ;;
+    *) die "unknown tier $t (engine operator softroce e2e kind)" ;;
   esac
 done
 print_summary

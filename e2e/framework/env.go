@@ -31,6 +31,7 @@ type Settings struct {
 	HelmBin         string // helm binary
 	OperatorChart   string // charts/rdx-operator
 	SampleTxCluster string // operator/config/samples/rdx_v1alpha1_txcluster_tcp.yaml
+	Transport       string // the sample's transport.kind: tcp, or verbs on a cluster with RDMA devices (kind on soft-RoCE)
 	OperatorImage   string // repository:tag of the operator image the chart installs
 	EngineImage     string // repository:tag of the engine image (the operator's --engine-image)
 	ClientImage     string // image holding /rdx-e2e-client
@@ -61,6 +62,7 @@ func Load(t *testing.T) *Env {
 		HelmBin:         envOr("RDX_E2E_HELM", "helm"),
 		OperatorChart:   envOr("RDX_E2E_OPERATOR_CHART", filepath.Join(repo, "charts", "rdx-operator")),
 		SampleTxCluster: envOr("RDX_E2E_SAMPLE", filepath.Join(repo, "operator", "config", "samples", "rdx_v1alpha1_txcluster_tcp.yaml")),
+		Transport:       envOr("RDX_E2E_TRANSPORT", "tcp"),
 		OperatorImage:   envOr("RDX_E2E_OPERATOR_IMAGE", "ghcr.io/rdx-dev/rdx-operator:0.1.0"),
 		EngineImage:     envOr("RDX_E2E_ENGINE_IMAGE", "ghcr.io/rdx-dev/rdx-engine:0.1.0"),
 		ClientImage:     os.Getenv("RDX_E2E_CLIENT_IMAGE"),
@@ -73,6 +75,8 @@ func Load(t *testing.T) *Env {
 		t.Fatalf("RDX_E2E_KEYS=%q: want an integer in 1..100000", os.Getenv("RDX_E2E_KEYS"))
 	}
 	switch {
+	case s.Transport != "tcp" && s.Transport != "verbs":
+		t.Fatalf("RDX_E2E_TRANSPORT=%q: want tcp or verbs", s.Transport)
 	case s.Kubeconfig == "":
 		t.Fatal("KUBECONFIG is not set: point it at the cluster under test (hack/e2e.sh does)")
 	case s.ClientImage == "":
