@@ -21,17 +21,26 @@ IMAGE_CACHE=$RDX_CACHE/images
 
 usage() { sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
-# require_docker fails fast: every check is bounded by a short timeout, nothing waits on a missing daemon.
-require_docker() {
-  command -v docker >/dev/null || die "kind needs a Docker engine and the docker CLI is not installed; on hosts without Docker use the offline cluster: hack/cluster.sh up"
-  local server
+# docker_probe sets DOCKER_PROBLEM to why no Docker engine can be used (empty when one answers, its version then in
+# DOCKER_VERSION). Bounded by a short timeout: nothing waits on a missing daemon.
+docker_probe() {
   local rc=0
-  server=$(timeout 10 docker version --format '{{.Server.Version}}' 2>&1) || rc=$?
-  if [ $rc -ne 0 ]; then
-    [ $rc -eq 124 ] && server="no answer within 10 s"
-    die "kind needs a running Docker engine, and none answers ($(printf '%s' "$server" | tail -n 1)); on hosts without Docker use the offline cluster: hack/cluster.sh up"
+  DOCKER_PROBLEM= DOCKER_VERSION=
+  if ! command -v docker >/dev/null; then
+    DOCKER_PROBLEM="the docker CLI is not installed"
+    return 0
   fi
-  log "Docker engine $server"
+  DOCKER_VERSION=$(timeout 10 docker version --format '{{.Server.Version}}' 2>&1) || rc=$?
+  if [ $rc -ne 0 ]; then
+    [ $rc -ne 124 ] || DOCKER_VERSION="no answer within 10 s"
+    DOCKER_PROBLEM="no Docker engine answers ($(printf '%s' "$DOCKER_VERSION" | tail -n 1))"
+  fi
+}
+
+require_docker() {
+  docker_probe
+  [ -z "$DOCKER_PROBLEM" ] || die "kind needs a running Docker engine: $DOCKER_PROBLEM; on hosts without Docker use the offline cluster: hack/cluster.sh up"
+  log "Docker engine $DOCKER_VERSION"
 }
 
 # require_node_image: kind cannot create a node without its image; pulling it needs registry access.
@@ -57,8 +66,9 @@ load_images() {
   local tar loaded=0
   for tar in "$IMAGE_CACHE"/*.tar; do
     [ -f "$tar" ] || continue
-    case "$(cat "$tar.ref" 2>/dev/null)" in  # the offline cluster's own images (kind brings its own)
-      localhost/rdx/pause:*|localhost/rdx/coredns:*|localhost/rdx/busybox:*|localhost/rdx/debian-base:*) continue ;;
+    case "$(cat "$tar.ref" 2>/dev/null)" in
+      localhost/rdx/e2e-client:*) ;;        # the e2e suite's client, which kind needs too
+      localhost/rdx/*) continue ;;          # the offline cluster's own (pause, CoreDNS, base): kind brings its own
     esac
     log "kind load image-archive $tar"
     timeout 600 "$KIND_BIN" load image-archive "$tar" --name "$KIND_CLUSTER_NAME" || die "kind load of $tar failed"

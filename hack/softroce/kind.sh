@@ -28,11 +28,8 @@ usage() { sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 # missing_prerequisites prints one line per missing prerequisite (nothing when all are there); every probe is bounded.
 missing_prerequisites() {
-  if ! command -v docker >/dev/null; then
-    echo "no Docker: the docker CLI is not installed (kind runs its nodes as Docker containers)"
-  elif ! timeout 10 docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
-    echo "no Docker: no Docker engine answers within 10 s"
-  fi
+  docker_probe
+  [ -z "$DOCKER_PROBLEM" ] || echo "no Docker (kind runs its nodes as Docker containers): $DOCKER_PROBLEM"
   if [ ! -d /sys/module/rdma_rxe ] && ! timeout 10 modprobe -n rdma_rxe >/dev/null 2>&1; then
     echo "no soft-RoCE: kernel $(uname -r) has no rdma_rxe module (GitHub's hosted runner kernels lack it: build it" \
       "out of tree from the kernel's drivers/infiniband/sw/rxe, or use the VM route: make test-softroce)"
@@ -69,7 +66,7 @@ rxe_per_worker() {
   for node in $(docker ps --filter "label=io.x-k8s.kind.cluster=$KIND_CLUSTER_NAME" \
       --filter "label=io.x-k8s.kind.role=worker" --format '{{.Names}}' | sort); do
     pid=$(docker inspect -f '{{.State.Pid}}' "$node")
-    if ! nsenter -t "$pid" -n rdma link show 2>/dev/null | grep -q "netdev eth0"; then
+    if ! nsenter -t "$pid" -n rdma link show "rxe-$node/1" >/dev/null 2>&1; then  # up is re-runnable
       nsenter -t "$pid" -n rdma link add "rxe-$node" type rxe netdev eth0 \
         || die "cannot create an rxe device on $node's eth0 (rdma link add in its network namespace failed)"
     fi

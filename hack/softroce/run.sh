@@ -96,13 +96,12 @@ sed 's/^/  stage /' "$SHARE/results/summary"
 [ -f "$SHARE/results/verbs-tests.counts" ] && echo "  verbs tests on rxe: $(cat "$SHARE/results/verbs-tests.counts")"
 ratio_fail=0
 lat=$SHARE/results/latency.txt
-median_of() {  # tool op -> median of that line's run medians
-  awk -v t="$1" -v op="$2" '$1 == t && $2 == op {for (i = 3; i <= NF; i++) print $i}' "$lat" | sort -g |
-    awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+runs_of() {  # tool op -> that line's per-run medians, ascending
+  awk -v t="$1" -v op="$2" '$1 == t && $2 == op {for (i = 3; i <= NF; i++) print $i}' "$lat" | sort -g
 }
-best_of() {  # tool op -> the lowest run median (the run the emulator's slow mode did not hit)
-  awk -v t="$1" -v op="$2" '$1 == t && $2 == op {for (i = 3; i <= NF; i++) print $i}' "$lat" | sort -g | head -n 1
-}
+median_of() { runs_of "$@" | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
+best_of() { runs_of "$@" | head -n 1; }  # the run the emulator's slow mode did not hit
+ratio() { awk -v r="$1" -v p="$2" 'BEGIN {printf "%.2f", r / p}'; }
 if [ -f "$lat" ]; then
   echo "  one-sided latency, 8 bytes, median of $(awk '$1 == "rdx" {print NF - 2; exit}' "$lat") alternating runs (us):"
   echo "  (per-run medians are bimodal under emulation, for both tools; 'best' compares each side's fastest run)"
@@ -111,17 +110,16 @@ if [ -f "$lat" ]; then
     p=$(median_of perftest "$op")
     r=$(median_of rdx "$op")
     [ -n "$p" ] && [ -n "$r" ] || continue
-    ratio=$(awk -v r="$r" -v p="$p" 'BEGIN {printf "%.2f", r / p}')
+    median_ratio=$(ratio "$r" "$p")
     bp=$(best_of perftest "$op")
     br=$(best_of rdx "$op")
-    printf '    %-6s %10s %10s %7sx   %10s %10s %7sx\n' "$op" "$p" "$r" "$ratio" "$bp" "$br" \
-      "$(awk -v r="$br" -v p="$bp" 'BEGIN {printf "%.2f", r / p}')"
-    if [ -n "${RDX_SOFTROCE_MAX_RATIO:-}" ] && awk -v x="$ratio" -v m="$RDX_SOFTROCE_MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
+    printf '    %-6s %10s %10s %7sx   %10s %10s %7sx\n' "$op" "$p" "$r" "$median_ratio" "$bp" "$br" "$(ratio "$br" "$bp")"
+    if [ -n "${RDX_SOFTROCE_MAX_RATIO:-}" ] && awk -v x="$median_ratio" -v m="$RDX_SOFTROCE_MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
       ratio_fail=1
     fi
   done
+  sed 's/^/    runs: /' "$lat"
 fi
-[ -f "$lat" ] && sed 's/^/    runs: /' "$lat"
 echo "  time: build+image $((t_image - t_start))s, VM $((t_vm - t_image))s, total $((t_vm - t_start))s"
 
 [ "$verdict" = 0 ] || die "softroce: guest stages failed (verdict $verdict); logs in $SHARE/results"
