@@ -9,7 +9,8 @@
 # hostDevice mode; k8s-share.sh puts its binaries and images into the share first.
 # Settings: RDX_SOFTROCE_STAGES (space-separated "name[:seconds]"), RDX_SOFTROCE_TIMEOUT (whole VM, seconds),
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
-#           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if rdx/perftest exceeds it),
+#           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if a median
+#           ratio rdx/perftest exceeds it; default 2.0, empty: off),
 #           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path),
 #           RDX_SOFTROCE_VERBS_TEST_ARGS (extra gtest flags for the verbs tests), RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
 #           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
@@ -17,6 +18,9 @@ source "$(dirname "$0")/lib.sh"
 
 STAGES=${RDX_SOFTROCE_STAGES:-"devinfo:60 verbs-tests:1500 latency:900 cluster:900 k8s:2400"}
 VM_TIMEOUT=${RDX_SOFTROCE_TIMEOUT:-4200}
+MAX_RATIO=${RDX_SOFTROCE_MAX_RATIO-2.0}  # unset: 2.0; set but empty: no limit
+[[ -z "$MAX_RATIO" || "$MAX_RATIO" =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  die "softroce: RDX_SOFTROCE_MAX_RATIO must be a number like 1.5 or empty, not '$MAX_RATIO'"
 BINARIES=(transport_verbs_test verbs_lat rdxd rdx-bench)
 OUT=$RDX_ROOT/_out/softroce
 SHARE=$OUT/share
@@ -104,7 +108,7 @@ best_of() { runs_of "$@" | head -n 1; }  # the run the emulator's slow mode did 
 ratio() { awk -v r="$1" -v p="$2" 'BEGIN {printf "%.2f", r / p}'; }
 if [ -f "$lat" ]; then
   echo "  one-sided latency, 8 bytes, median of $(awk '$1 == "rdx" {print NF - 2; exit}' "$lat") alternating runs (us):"
-  echo "  (per-run medians are bimodal under emulation, for both tools; 'best' compares each side's fastest run)"
+  echo "  (both measured warm; per-run medians can still be bimodal under emulation; 'best' compares each side's fastest run)"
   printf '    %-6s %10s %10s %8s   %10s %10s %8s\n' op perftest rdx rdx/perf best-perf best-rdx ratio
   for op in read write cas; do
     p=$(median_of perftest "$op")
@@ -114,7 +118,7 @@ if [ -f "$lat" ]; then
     bp=$(best_of perftest "$op")
     br=$(best_of rdx "$op")
     printf '    %-6s %10s %10s %7sx   %10s %10s %7sx\n' "$op" "$p" "$r" "$median_ratio" "$bp" "$br" "$(ratio "$br" "$bp")"
-    if [ -n "${RDX_SOFTROCE_MAX_RATIO:-}" ] && awk -v x="$median_ratio" -v m="$RDX_SOFTROCE_MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
+    if [ -n "$MAX_RATIO" ] && awk -v x="$median_ratio" -v m="$MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
       ratio_fail=1
     fi
   done
@@ -123,5 +127,5 @@ fi
 echo "  time: build+image $((t_image - t_start))s, VM $((t_vm - t_image))s, total $((t_vm - t_start))s"
 
 [ "$verdict" = 0 ] || die "softroce: guest stages failed (verdict $verdict); logs in $SHARE/results"
-[ "$ratio_fail" = 0 ] || die "softroce: rdx/perftest latency ratio above RDX_SOFTROCE_MAX_RATIO=$RDX_SOFTROCE_MAX_RATIO"
+[ "$ratio_fail" = 0 ] || die "softroce: rdx/perftest latency ratio above RDX_SOFTROCE_MAX_RATIO=$MAX_RATIO (a regression of the verbs data path, or a very noisy host: see the runs above)"
 log "softroce: all stages passed"

@@ -3,6 +3,9 @@
 # half round trip) and CAS (ib_atomic_lat -A CMP_AND_SWAP) against rdx's verbs backend (bin/verbs_lat, same method).
 # Emulated RDMA is noisy and the host is shared, so runs alternate (perftest run k, rdx run k, ...) and each side
 # reports the median of its per-run medians; both pin the measuring side to CPU 1 and the passive side to CPU 0.
+# Both are measured warm: under emulation a process measured right after its setup (or an idle pause) often runs at
+# half speed for its first 50-200 ms (sometimes the whole process). verbs_lat repeats each op for 300 ms before its runs (--warmup-ms); perftest has
+# no such option, so CPU 1 is kept busy for 300 ms right before its client starts (that helps perftest, if anything).
 # Writes "<tool> <op> <run medians...>" lines to results/latency.txt.
 set -euo pipefail
 ITERS=${PERFTEST_ITERS:-1000}
@@ -31,6 +34,7 @@ perftest_once() {  # tool args... -> t_typical (median) in us
   taskset -c "$SERVER_CPU" "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" >/tmp/server.out 2>&1 &
   local spid=$! rc=0
   wait_port "$port" || { kill $spid 2>/dev/null; cat /tmp/server.out >&2; return 1; }
+  timeout 0.3 taskset -c "$CLIENT_CPU" sh -c 'while :; do :; done' || true
   timeout 120 taskset -c "$CLIENT_CPU" "$tool" -d "$RDMA_DEV" -x "$GID_INDEX" -n "$ITERS" -F -p "$port" "$@" "$RDMA_IP" >/tmp/client.out 2>&1 || rc=$?
   wait $spid || true
   [ $rc -eq 0 ] || { echo "$tool failed ($rc):" >&2; cat /tmp/client.out /tmp/server.out >&2; return 1; }
@@ -39,7 +43,7 @@ perftest_once() {  # tool args... -> t_typical (median) in us
 }
 
 rdx_once() {  # op -> median in us
-  RDX_VERBS_ADDR=$RDMA_IP "$RDX_BIN/verbs_lat" --ops "$1" --size 8 --iters "$ITERS" --runs 1 \
+  RDX_VERBS_ADDR=$RDMA_IP "$RDX_BIN/verbs_lat" --ops "$1" --size 8 --iters "$ITERS" --runs 1 --warmup-ms 300 \
     --client-cpu "$CLIENT_CPU" --server-cpu "$SERVER_CPU" >/tmp/rdx.out 2>&1 ||
     { cat /tmp/rdx.out >&2; return 1; }
   grep '^rdx_lat' /tmp/rdx.out >&2  # diagnostics (post path, polls per op, empty poll cost) into the stage log

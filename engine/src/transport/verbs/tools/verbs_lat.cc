@@ -4,9 +4,13 @@
 //   write:     ping-pong of unsignaled WRITEs, each side spinning on its memory; reports half the round trip.
 // Two transports in one process (client node 1, server node 2) on the same RDMA address. Prints one line per op
 // with the median of the per-run medians (emulated RDMA is noisy) and writes JSON with --json.
+// Steady state: before its runs each op is repeated for --warmup-ms (300 ms). Under qemu's emulation a process
+// measured right after its setup often runs at about half speed for its first 50-200 ms (sometimes all along),
+// user-space code included (clock reads, empty polls), more often after an idle pause; the warmup takes it past that.
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,7 +35,8 @@ struct Options {
   std::vector<std::string> ops = {"read", "write", "cas"};
   int iters = 1000;
   int runs = 5;
-  int warmup = 50;
+  int warmup = 50;      // untimed iterations at the start of every run
+  int warmup_ms = 300;  // the op repeated this long before the first run (steady state)
   uint32_t size = 8;
   bool hugepages = true;
   int client_cpu = -1;  // pin the measuring thread / the server thread (same placement as the perftest processes)
@@ -42,8 +47,8 @@ struct Options {
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "verbs_lat: %s\nusage: verbs_lat [--ops read,write,cas] [--iters N] [--runs R] [--size BYTES] "
-               "[--no-hugepages] [--client-cpu N] [--server-cpu N] [--json FILE]\n  RDMA address: $RDX_VERBS_ADDR or "
-               "the first usable RDMA port\n",
+               "[--warmup N] [--warmup-ms MS] [--no-hugepages] [--client-cpu N] [--server-cpu N] [--json FILE]\n"
+               "  RDMA address: $RDX_VERBS_ADDR or the first usable RDMA port\n",
                msg);
   std::exit(2);
 }
@@ -81,6 +86,8 @@ Options parse(int argc, char** argv) {
       o.runs = number(1, 1000);
     } else if (a == "--warmup") {
       o.warmup = number(0, 1'000'000);
+    } else if (a == "--warmup-ms") {
+      o.warmup_ms = number(0, 60'000);
     } else if (a == "--size") {
       o.size = static_cast<uint32_t>(number(8, 1 << 20));
     } else if (a == "--client-cpu") {
@@ -105,6 +112,30 @@ void pin_to(int cpu) {
   CPU_SET(cpu, &set);
   if (int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0)
     std::fprintf(stderr, "verbs_lat: cannot pin to CPU %d: %s\n", cpu, std::strerror(rc));
+}
+
+// Per CPU (guest view) busy and total jiffies, from /proc/stat: shows where the time of a run went.
+std::vector<std::pair<uint64_t, uint64_t>> cpu_jiffies() {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::ifstream f("/proc/stat");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] == ' ') continue;  // "cpuN ..." lines only
+    const size_t first = line.find(' ');
+    if (first == std::string::npos) continue;
+    std::vector<uint64_t> v;
+    const char* p = line.c_str() + first;
+    for (char* end = nullptr;; p = end) {
+      uint64_t x = std::strtoull(p, &end, 10);
+      if (end == p) break;
+      v.push_back(x);
+    }
+    uint64_t total = 0;
+    for (uint64_t x : v) total += x;
+    const uint64_t idle = v.size() > 4 ? v[3] + v[4] : 0;  // idle + iowait
+    out.emplace_back(total - idle, total);
+  }
+  return out;
 }
 
 double median(std::vector<double> v) {
@@ -240,6 +271,7 @@ int main_impl(int argc, char** argv) {
   // with the client for the CPU (perftest's passive side idles too).
   std::atomic<bool> stop{false}, pingpong{false}, srv_up{false};
   std::atomic<uint64_t> round{0};
+  std::atomic<uint64_t> server_wakeups{0};
   std::thread server([&] {
     pin_to(o.server_cpu);
     Endpoint& ep = *srv.ep;
@@ -248,6 +280,7 @@ int main_impl(int argc, char** argv) {
     auto* src = reinterpret_cast<uint64_t*>(ep.scratch().data());
     uint64_t seen = 0;
     while (!stop.load()) {
+      server_wakeups.fetch_add(1, std::memory_order_relaxed);
       size_t n = ep.poll(cs);
       for (size_t i = 0; i < n; ++i)
         if (cs[i].kind == CompletionKind::kConnUp) {
@@ -298,12 +331,37 @@ int main_impl(int argc, char** argv) {
     pingpong.store(op == "write");
     std::vector<double> medians, all, posts;
     uint64_t polls = 0;
+    if (o.warmup_ms > 0) {
+      Options w = o;
+      w.iters = 100;
+      w.warmup = 0;
+      const auto until = Clock::now() + std::chrono::milliseconds(o.warmup_ms);
+      while (Clock::now() < until) run_once(op, cli, w, round);
+    }
+    const auto jiffies0 = cpu_jiffies();
+    const uint64_t wakeups0 = server_wakeups.load();
+    rusage ru0{};
+    getrusage(RUSAGE_THREAD, &ru0);
+    const auto wall0 = Clock::now();
     for (int r = 0; r < o.runs; ++r) {
       RunResult res = run_once(op, cli, o, round);
       medians.push_back(median(res.lat));
       all.insert(all.end(), res.lat.begin(), res.lat.end());
       posts.insert(posts.end(), res.post.begin(), res.post.end());
       polls += res.polls;
+    }
+    {  // Where the runs' time went: preemptions of the measuring thread (READ's responder runs in ksoftirqd on the
+       // requester's CPU), wakeups of the passive side, each CPU's busy/total jiffies.
+      const auto jiffies1 = cpu_jiffies();
+      rusage ru1{};
+      getrusage(RUSAGE_THREAD, &ru1);
+      std::printf("rdx_lat diag op=%s wall_ms=%.1f client_preempted=%ld server_wakeups=%lu cpu_busy_jiffies=",
+                  op.c_str(), std::chrono::duration<double, std::milli>(Clock::now() - wall0).count(),
+                  ru1.ru_nivcsw - ru0.ru_nivcsw, static_cast<unsigned long>(server_wakeups.load() - wakeups0));
+      for (size_t cpu = 0; cpu < jiffies1.size() && cpu < jiffies0.size(); ++cpu)
+        std::printf("%s%lu/%lu", cpu ? "," : "", static_cast<unsigned long>(jiffies1[cpu].first - jiffies0[cpu].first),
+                    static_cast<unsigned long>(jiffies1[cpu].second - jiffies0[cpu].second));
+      std::printf("\n");
     }
     std::sort(all.begin(), all.end());
     double med = median(medians);
