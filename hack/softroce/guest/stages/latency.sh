@@ -4,8 +4,9 @@
 # Emulated RDMA is noisy and the host is shared, so runs alternate (perftest run k, rdx run k, ...) and each side
 # reports the median of its per-run medians; both pin the measuring side to CPU 1 and the passive side to CPU 0.
 # Both are measured warm: under emulation a process measured right after its setup (or an idle pause) often runs at
-# half speed for its first 50-200 ms (sometimes the whole process). verbs_lat repeats each op for 300 ms before its runs (--warmup-ms); perftest has
-# no such option, so CPU 1 is kept busy for 300 ms right before its client starts (that helps perftest, if anything).
+# half speed for its first 50-200 ms, sometimes throughout. verbs_lat repeats each op for 300 ms before its runs
+# (--warmup-ms); perftest has no such option, so CPU 1 is kept busy for 300 ms right before its client starts (that
+# helps perftest, if anything).
 # Writes "<tool> <op> <run medians...>" lines to results/latency.txt.
 set -euo pipefail
 ITERS=${PERFTEST_ITERS:-1000}
