@@ -37,6 +37,12 @@ bool lock_unless_moved(Bucket* head, uint64_t* meta_out) {
   }
 }
 
+bool bucket_empty(Bucket* b) {
+  for (int s = 1; s <= kSlotsPerBucket; ++s)
+    if (bucket_word(b, s).load(std::memory_order_relaxed) != 0) return false;
+  return true;
+}
+
 // Sets the link word of `b` (the head's meta while we hold its lock, or an overflow bucket's link).
 void set_link(LockedChain& c, Bucket* b, uint32_t link) {
   if (b == c.head) {
@@ -182,22 +188,23 @@ bool place_slot(LockedChain& c, uint64_t w, unsigned max_chain, bool for_migrati
 void clear_slot(LockedChain& c, SlotRef where) {
   bucket_word(where.bucket, where.slot).store(0, std::memory_order_release);
   if (where.bucket == c.head) return;
-  // Find the bucket's predecessor; recycle the bucket if it is an empty tail.
-  Bucket* prev = c.head;
-  uint64_t prev_meta = c.meta;
-  for (;;) {
-    Bucket* next = c.index->overflow_bucket(meta::link(prev_meta));
-    if (next == where.bucket) break;
-    prev = next;
-    prev_meta = bucket_word(prev, 0).load(std::memory_order_relaxed);
+  // Recycle the empty overflow buckets at the end of the chain. All of them, not just the one emptied now: a bucket
+  // emptied while a later one still held a slot stays linked until that one empties too (then both go).
+  Bucket* keep = c.head;  // the last bucket that holds a slot (or the head)
+  for (Bucket* b = c.index->overflow_bucket(meta::link(c.meta)); b != nullptr;) {
+    if (!bucket_empty(b)) keep = b;
+    b = c.index->overflow_bucket(meta::link(bucket_word(b, 0).load(std::memory_order_relaxed)));
   }
-  if (meta::link(bucket_word(where.bucket, 0).load(std::memory_order_relaxed)) != 0) return;
-  for (int s = 1; s <= kSlotsPerBucket; ++s) {
-    if (bucket_word(where.bucket, s).load(std::memory_order_relaxed) != 0) return;
+  uint32_t link = meta::link(keep == c.head ? c.meta : bucket_word(keep, 0).load(std::memory_order_relaxed));
+  if (link == 0) return;
+  set_link(c, keep, 0);
+  while (link != 0) {
+    Bucket* b = c.index->overflow_bucket(link);
+    const uint32_t next = meta::link(bucket_word(b, 0).load(std::memory_order_relaxed));
+    bucket_word(b, 0).store(0, std::memory_order_release);  // a recycled bucket starts a chain's tail: no link
+    c.index->return_overflow(link);
+    link = next;
   }
-  const uint32_t link = meta::link(prev_meta);
-  set_link(c, prev, 0);
-  c.index->return_overflow(link);
 }
 
 void migrate_bucket(Index& from, size_t i, Index& to, uint64_t seed) {

@@ -106,7 +106,7 @@ std::byte* lookup(Index* index, uint64_t h, std::string_view key);
 // the chain already has max_chain buckets or the pool is exhausted (the table must grow). Migration passes
 // max_chain = 0 (no bound).
 bool place_slot(LockedChain& c, uint64_t w, unsigned max_chain, bool for_migration);
-// Empties a slot of the locked chain; an overflow bucket left empty at the tail goes back to the pool.
+// Empties a slot of the locked chain; the empty overflow buckets at the chain's tail go back to the pool.
 void clear_slot(LockedChain& c, SlotRef where);
 
 // Moves the chain of primary bucket i of `from` into `to` (its successor) and marks it moved. No-op if moved.
