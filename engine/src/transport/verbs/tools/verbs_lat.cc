@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,21 +119,16 @@ void pin_to(int cpu) {
 std::vector<std::pair<uint64_t, uint64_t>> cpu_jiffies() {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   std::ifstream f("/proc/stat");
-  std::string line;
+  std::string line, name;
   while (std::getline(f, line)) {
-    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] == ' ') continue;  // "cpuN ..." lines only
-    const size_t first = line.find(' ');
-    if (first == std::string::npos) continue;
-    std::vector<uint64_t> v;
-    const char* p = line.c_str() + first;
-    for (char* end = nullptr;; p = end) {
-      uint64_t x = std::strtoull(p, &end, 10);
-      if (end == p) break;
-      v.push_back(x);
+    std::istringstream in(line);
+    in >> name;
+    if (name.size() <= 3 || name.rfind("cpu", 0) != 0) continue;  // "cpuN" lines only, not the "cpu" total
+    uint64_t total = 0, idle = 0, x = 0;
+    for (int field = 0; in >> x; ++field) {
+      total += x;
+      if (field == 3 || field == 4) idle += x;  // idle, iowait
     }
-    uint64_t total = 0;
-    for (uint64_t x : v) total += x;
-    const uint64_t idle = v.size() > 4 ? v[3] + v[4] : 0;  // idle + iowait
     out.emplace_back(total - idle, total);
   }
   return out;
@@ -278,9 +274,9 @@ int main_impl(int argc, char** argv) {
     Completion cs[16];
     auto* mine = reinterpret_cast<volatile uint64_t*>(srv.region.data());
     auto* src = reinterpret_cast<uint64_t*>(ep.scratch().data());
-    uint64_t seen = 0;
+    uint64_t seen = 0, wakeups = 0;
     while (!stop.load()) {
-      server_wakeups.fetch_add(1, std::memory_order_relaxed);
+      server_wakeups.store(++wakeups, std::memory_order_relaxed);  // a plain store: this loop is WRITE's echo path
       size_t n = ep.poll(cs);
       for (size_t i = 0; i < n; ++i)
         if (cs[i].kind == CompletionKind::kConnUp) {
