@@ -36,7 +36,8 @@ struct Server {
       RpcConfig rc;
       rc.batching = batching;
       Rpc rpc(*ep, s, rc);
-      rpc.on(1, [&rpc](const Incoming& in) { rpc.respond(in.reply_to(), Code::kOk, in.payload); });
+      if (!rpc.on(1, [&rpc](const Incoming& in) { rpc.respond(in.reply_to(), Code::kOk, in.payload); }).is_ok())
+        std::abort();
       while (!stop.load(std::memory_order_relaxed)) {
         rpc.poll();
         rpc.flush();

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/resp/resp_parser.h"
-#include "server/resp/resp_writer.h"
+#include "resp/resp_parser.h"
+#include "resp/resp_writer.h"
 
 namespace {
 

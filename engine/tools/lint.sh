@@ -21,9 +21,24 @@ if found:
     sys.exit(1)
 PY
 
+# Layers: an include may only go down the layer order (engine/CMakeLists.txt; ARCHITECTURE: common -> transport -> rpc
+# -> store -> cluster -> {replication, txn} -> server, with resp and bench as services rdxd plugs into the server).
+# Layers of one rank are siblings and may not include each other. Tests of a layer follow its rule; cross-layer
+# tests live in engine/tests/.
+# The check itself is checked first: a planted upward include (txn -> server) must fail it.
+planted=$(mktemp -d)
+trap 'rm -rf "$planted"' EXIT
+mkdir -p "$planted/txn" "$planted/server"
+printf '#include "server/node.h"\n' > "$planted/txn/planted.h"
+if python3 "$(dirname "$0")/layers.py" "$planted" >/dev/null 2>&1; then
+  echo "lint: the layer check passed a planted upward include (engine/tools/layers.py is broken)" >&2
+  exit 1
+fi
+python3 "$(dirname "$0")/layers.py" "$src"
+
 # Formatting: engine/.clang-format (Google style, 120 columns); fix with: clang-format -i <file>.
 cd "$src/.."
-unformatted=$(find src bench fuzz -name '*.cc' -o -name '*.h' 2>/dev/null | sort | while read -r f; do
+unformatted=$(find src bench fuzz tests -name '*.cc' -o -name '*.h' 2>/dev/null | sort | while read -r f; do
   clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"
 done)
 if [ -n "$unformatted" ]; then

@@ -6,6 +6,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 tiers=${RDX_TEST_TIERS:-release asan tsan fuzz}
 jobs=${RDX_JOBS:-2}
+# The multi-process tests run in their own venv (tools/python-env.sh: pinned packages), whatever python3 is first on
+# PATH (on these machines it is pyenv's, without redis-py): a missing module fails the run, never skips it.
+python=${RDX_PYTHON:-$(bash "$here/tools/python-env.sh")}
 log() { printf '\n=== %s ===\n' "$*"; }
 
 run_ctest() {  # flavor [ctest args...]
@@ -24,6 +27,13 @@ verbs_note() {  # report verbs tests honestly: run where a device exists, otherw
 
 log "lint"
 bash "$here/tools/lint.sh"
+"$python" -c 'import pytest, redis, yaml' || { echo "error: $python lacks pytest, redis-py or PyYAML" >&2; exit 1; }
+
+# pytest: every collected test must pass (a skip fails the run: see tests/integration/conftest.py).
+integration() {  # binaries-dir pytest-args...
+  local bin=$1; shift
+  RDX_BIN=$bin "$python" -m pytest -q -p no:cacheprovider "$@"
+}
 
 for tier in $tiers; do
   case $tier in
@@ -34,7 +44,7 @@ for tier in $tiers; do
       run_ctest release
       verbs_note release
       log "release: multi-process integration tests"
-      RDX_BIN=$here/build/release/bin python3 -m pytest -q "$here/tests/integration"
+      integration "$here/build/release/bin" "$here/tests/integration"
       ;;
     asan)
       log "asan: build (ASan+UBSan)"
@@ -43,7 +53,7 @@ for tier in $tiers; do
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest asan
       log "asan: failure-path integration tests on sanitized binaries"
       # Crashes, restarts, hostile input and one protocol under load; the release tier ran every test.
-      ASAN_OPTIONS=detect_leaks=1 RDX_BIN=$here/build/asan/bin python3 -m pytest -q \
+      ASAN_OPTIONS=detect_leaks=1 integration "$here/build/asan/bin" \
         "$here/tests/integration/test_cluster.py" "$here/tests/integration/test_bad_input.py" \
         "$here/tests/integration/test_recovery.py" "$here/tests/integration/test_txn.py" -k "not dnl2 and not dnl1"
       ;;

@@ -221,7 +221,7 @@ nlohmann::json latency_json(const Histogram& h) {
 }
 
 int run(const Options& o) {
-  auto topo = server::load_topology(o.config);
+  auto topo = cluster::load_topology(o.config);
   if (!topo) {
     spdlog::error("rdx-bench: {}", topo.status().message());
     return 2;

@@ -11,19 +11,18 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench/messages.h"
 #include "checker/checker.h"
 #include "checker/history_io.h"
 #include "client/client.h"
 #include "common/histogram.h"
 #include "rpc/codec.h"
-#include "server/bench_service.h"
 #include "workload/workload.h"
 
 namespace rdx::bench {
 namespace {
 
 using rpc::Task;
-using server::BenchService;
 using Clock = std::chrono::steady_clock;
 
 const char* kStatusNames[] = {"committed", "aborted", "unavailable", "rolled_back", "data_errors"};
@@ -74,9 +73,10 @@ bool decode_run(std::string_view payload, RunResult& r) {
 // Drives every coordinating (node, worker): one client thread per worker index, one connection per node.
 class Driver {
  public:
-  Driver(const TxnOptions& o, const server::Topology& topo, client::ClientTransport& ct) : o_(o), topo_(topo), ct_(ct) {
+  Driver(const TxnOptions& o, const cluster::Topology& topo, client::ClientTransport& ct)
+      : o_(o), topo_(topo), ct_(ct) {
     for (const auto& n : topo.nodes) {
-      if (n.role != server::Role::kData) continue;
+      if (n.role != cluster::Role::kData) continue;
       if (!o.nodes.empty() && std::find(o.nodes.begin(), o.nodes.end(), n.name) == o.nodes.end()) continue;
       nodes_.push_back(n.id);
     }
@@ -120,7 +120,7 @@ class Driver {
 
  private:
   const TxnOptions& o_;
-  const server::Topology& topo_;
+  const cluster::Topology& topo_;
   client::ClientTransport& ct_;
   std::vector<uint16_t> nodes_;
 };
@@ -147,7 +147,7 @@ int run_txn(const TxnOptions& o) {
     return 2;
   }
   const workload::Workload& w = *wl.value();
-  auto topo = server::load_topology(o.config);
+  auto topo = cluster::load_topology(o.config);
   if (!topo) {
     spdlog::error("rdx-bench: {}", topo.status().message());
     return 2;
@@ -183,7 +183,7 @@ int run_txn(const TxnOptions& o) {
       uint64_t begin = units * idx / targets, end = units * (idx + 1) / targets;
       rpc::Writer wr;
       wr.bytes(o.workload).put(begin).put(end).put(static_cast<uint32_t>(o.load_keys_per_txn));
-      rpc::Response r = co_await call(c, node, BenchService::kBenchLoad, wr.data());
+      rpc::Response r = co_await call(c, node, kBenchLoad, wr.data());
       if (r.status != Code::kOk) {
         spdlog::error("load on node {} worker {}: {} {}", node, worker, code_name(r.status), r.payload);
         co_return false;
@@ -205,7 +205,7 @@ int run_txn(const TxnOptions& o) {
     wr.bytes(o.workload).put(static_cast<uint32_t>(o.duration_s * 1000)).put(static_cast<uint32_t>(o.coroutines));
     wr.put(static_cast<uint64_t>(o.seed)).put(static_cast<uint8_t>(!o.history_path.empty()));
     wr.put(tri(o.local_backup_reads)).put(tri(o.ht_batching)).put(static_cast<int8_t>(o.validation_off ? 1 : 0));
-    rpc::Response r = co_await call(c, node, BenchService::kBenchRun, wr.data());
+    rpc::Response r = co_await call(c, node, kBenchRun, wr.data());
     if (r.status != Code::kOk) {
       spdlog::error("run on node {} worker {}: {} {}", node, worker, code_name(r.status), r.payload);
       co_return false;
@@ -273,7 +273,7 @@ int run_txn(const TxnOptions& o) {
       for (;;) {
         rpc::Writer wr;
         wr.put(from);
-        rpc::Response r = co_await call(c, node, BenchService::kBenchHistory, wr.data());
+        rpc::Response r = co_await call(c, node, kBenchHistory, wr.data());
         if (r.status != Code::kOk) co_return false;
         rpc::Reader rd(r.payload);
         auto total_n = rd.get<uint64_t>();
@@ -322,7 +322,7 @@ int run_txn(const TxnOptions& o) {
     if (node != d.nodes().front() || worker != 0) co_return true;
     rpc::Writer wr;
     wr.bytes(o.workload).put(total.ledger).put(static_cast<uint8_t>(o.load));
-    rpc::Response r = co_await call(c, node, BenchService::kBenchCheck, wr.data());
+    rpc::Response r = co_await call(c, node, kBenchCheck, wr.data());
     if (r.status != Code::kOk) {
       spdlog::error("invariant check: {} {}", code_name(r.status), r.payload);
       co_return false;

@@ -1,5 +1,5 @@
 #pragma once
-// rdx-bench's transactional mode: the workload runs inside the cluster's workers (server/bench_service.h);
+// rdx-bench's transactional mode: the workload runs inside the cluster's workers (bench/service.h);
 // rdx-bench loads the data, starts the runs, collects statistics and histories, and runs the checker and the
 // workload's invariant check.
 #include <string>

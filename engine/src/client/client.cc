@@ -10,7 +10,7 @@ namespace rdx::client {
 
 using rpc::Task;
 
-Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const server::Topology& topo, uint16_t threads,
+Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const cluster::Topology& topo, uint16_t threads,
                                                                  std::chrono::milliseconds call_timeout) {
   transport::TransportConfig cfg;
   cfg.kind = topo.transport;
@@ -33,7 +33,7 @@ Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thr
   auto ep = ct.transport().create_endpoint(thread);
   if (!ep) return ep.status();
   c->ep_ = std::move(ep.value());
-  const server::Topology& topo = ct.topology();
+  const cluster::Topology& topo = ct.topology();
   rpc::RpcConfig rc;
   rc.epoch = topo.epoch;
   rc.batching = topo.batching;
@@ -61,14 +61,14 @@ bool Client::connected_to(const std::vector<uint16_t>& nodes) const {
 }
 
 bool Client::connected_to_primaries() const {
-  const server::Topology& t = ct_.topology();
+  const cluster::Topology& t = ct_.topology();
   for (const auto& s : t.shards)
     if (!peers_[s.members[0]].up) return false;
   return true;
 }
 
 Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint16_t>* wait_for) {
-  const server::Topology& t = ct_.topology();
+  const cluster::Topology& t = ct_.topology();
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto next_try = std::chrono::steady_clock::now();
   while (wait_for != nullptr ? !connected_to(*wait_for) : !connected_to_primaries()) {
@@ -86,7 +86,7 @@ Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint
     if (std::chrono::steady_clock::now() >= next_try) {
       next_try = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
       for (const auto& n : t.nodes) {
-        if (n.role != server::Role::kData || peers_[n.id].conn) continue;
+        if (n.role != cluster::Role::kData || peers_[n.id].conn) continue;
         auto c = ep_->connect({n.id, n.host, n.port, n.rdma_addr}, static_cast<uint16_t>(thread_ % t.workers));
         if (c) peers_[n.id].conn = c.value();
       }
@@ -97,7 +97,7 @@ Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint
 }
 
 Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string payload) {
-  const server::Topology& t = ct_.topology();
+  const cluster::Topology& t = ct_.topology();
   uint16_t primary = t.primary_of(t.shard_of_key(key));
   KvResult r;
   if (!peers_[primary].up) {
@@ -113,7 +113,7 @@ Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string
   }
   rpc::Reader rd(resp.payload);
   r.version = rd.get<uint64_t>();
-  if (type == server::kKvGet) r.value = std::string(rd.bytes());
+  if (type == cluster::kKvGet) r.value = std::string(rd.bytes());
   if (!rd.done()) {
     r.status = Code::kInternal;
     r.error = "malformed response";
@@ -124,19 +124,19 @@ Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string
 Task<KvResult> Client::get(std::string key) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(key, server::kKvGet, w.data());
+  co_return co_await call(key, cluster::kKvGet, w.data());
 }
 
 Task<KvResult> Client::put(std::string key, std::string value) {
   rpc::Writer w;
   w.bytes(key).bytes(value);
-  co_return co_await call(key, server::kKvPut, w.data());
+  co_return co_await call(key, cluster::kKvPut, w.data());
 }
 
 Task<KvResult> Client::remove(std::string key) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(key, server::kKvDel, w.data());
+  co_return co_await call(key, cluster::kKvDel, w.data());
 }
 
 void Client::run_once(std::chrono::microseconds idle_wait) {

@@ -8,28 +8,29 @@
 #include <string>
 #include <vector>
 
+#include "cluster/kv_api.h"
+#include "cluster/topology.h"
 #include "rpc/rpc.h"
-#include "server/kv_api.h"
-#include "server/topology.h"
 
 namespace rdx::client {
 
-using server::KvResult;
+using cluster::KvResult;
 
 class ClientTransport {
  public:
   // One transport for `threads` clients of this process (client node ids are random, >= kFirstClientNode).
   // `call_timeout`: how long a request may wait for its response (long for benchmark control calls).
   static Result<std::unique_ptr<ClientTransport>> create(
-      const server::Topology& topo, uint16_t threads, std::chrono::milliseconds call_timeout = std::chrono::seconds(5));
+      const cluster::Topology& topo, uint16_t threads,
+      std::chrono::milliseconds call_timeout = std::chrono::seconds(5));
   transport::Transport& transport() { return *t_; }
-  const server::Topology& topology() const { return topo_; }
+  const cluster::Topology& topology() const { return topo_; }
   std::chrono::milliseconds call_timeout() const { return call_timeout_; }
 
  private:
-  ClientTransport(server::Topology topo, std::unique_ptr<transport::Transport> t, std::chrono::milliseconds timeout)
+  ClientTransport(cluster::Topology topo, std::unique_ptr<transport::Transport> t, std::chrono::milliseconds timeout)
       : topo_(std::move(topo)), t_(std::move(t)), call_timeout_(timeout) {}
-  server::Topology topo_;
+  cluster::Topology topo_;
   std::unique_ptr<transport::Transport> t_;
   std::chrono::milliseconds call_timeout_;
 };

@@ -23,9 +23,12 @@ Rpc::Rpc(transport::Endpoint& ep, Scheduler& sched, RpcConfig cfg) : ep_(ep), sc
 
 Rpc::~Rpc() = default;
 
-void Rpc::on(MsgType type, Handler h) {
+Status Rpc::on(MsgType type, Handler h) {
+  if (type == 0) return error(Code::kInvalidArgument, "message type 0 is reserved");
   if (handlers_.size() <= type) handlers_.resize(type + 1);
+  if (handlers_[type]) return error(Code::kAlreadyExists, "message type {} already has a handler", type);
   handlers_[type] = std::move(h);
+  return Status::ok();
 }
 
 size_t Rpc::pending_calls() const {

@@ -29,6 +29,17 @@ namespace rdx::rpc {
 using MsgType = uint16_t;
 using transport::ConnId;
 
+// The message types one service or protocol owns: `count` types from `first`. Ranges are assigned in one table
+// (cluster/msg_ids.h) and in the protocol registries, and never overlap; a protocol names its messages by offset.
+struct MsgRange {
+  MsgType first = 0;
+  uint16_t count = 0;
+  constexpr MsgType at(uint16_t offset) const { return static_cast<MsgType>(first + (offset < count ? offset : 0)); }
+  constexpr bool contains(MsgType t) const { return t >= first && t - first < count; }
+  constexpr bool overlaps(const MsgRange& o) const { return first < o.first + o.count && o.first < first + count; }
+  constexpr MsgType last() const { return static_cast<MsgType>(first + count - 1); }
+};
+
 struct RpcConfig {
   uint32_t epoch = 1;
   bool batching = true;           // false: one message per packet, each sent on its own (for comparison)
@@ -127,7 +138,9 @@ class Rpc {
   Rpc& operator=(const Rpc&) = delete;
   ~Rpc();
 
-  void on(MsgType type, Handler h);
+  // Registers the handler of `type`; a type that already has one is refused (two services claiming one message
+  // type is a wiring error that would otherwise silently drop one of them).
+  Status on(MsgType type, Handler h);
   void on_connection(ConnHandler h) { conn_handler_ = std::move(h); }
 
   // Request/response. The payload is copied when the awaiter suspends.

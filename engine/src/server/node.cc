@@ -5,38 +5,82 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "cluster/msg_ids.h"
 #include "server/worker.h"
 
 namespace rdx::server {
 
-Node::Node(Topology topo, NodeOptions opts, uint16_t self)
+Node::Node(cluster::Topology topo, NodeOptions opts, uint16_t self)
     : topo_(std::move(topo)),
       opts_(std::move(opts)),
       self_(self),
-      shared_(std::make_unique<NodeShared>(topo_.nodes.size(), topo_.workers)) {}
+      membership_(std::make_unique<cluster::Membership>(topo_.nodes.size(), topo_.workers)) {}
 
 Node::~Node() { stop(); }
 
-Result<std::unique_ptr<Node>> Node::create(Topology topo, NodeOptions opts) {
-  const NodeSpec* me = topo.find_node(opts.node_name);
+Result<std::vector<NamedRange>> message_ranges() {
+  std::vector<NamedRange> all;
+  for (const rpc::MsgRange& r : cluster::msgs::kServices) all.push_back({fmt::format("service range {}", r.first), r});
+  auto family = [&](const auto& registry, rpc::MsgRange block) -> Status {
+    for (const auto& e : registry.entries()) {
+      if (!block.contains(e.msgs.first) || !block.contains(e.msgs.last()))
+        return error(Code::kInternal, "{} '{}': message types {}..{} are outside its family's block {}..{}",
+                     registry.family(), e.name, e.msgs.first, e.msgs.last(), block.first, block.last());
+      all.push_back({fmt::format("{} '{}'", registry.family(), e.name), e.msgs});
+    }
+    return Status::ok();
+  };
+  RDX_RETURN_IF_ERROR(family(replication::replication_protocols(), cluster::msgs::kReplicationBlock));
+  RDX_RETURN_IF_ERROR(family(txn::cc_protocols(), cluster::msgs::kTxnBlock));
+  return all;
+}
+
+Status check_disjoint(const std::vector<NamedRange>& all) {
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (all[i].range.overlaps(all[j].range))
+        return error(Code::kInternal, "message types of {} ({}..{}) overlap those of {} ({}..{})", all[i].name,
+                     all[i].range.first, all[i].range.last(), all[j].name, all[j].range.first, all[j].range.last());
+  return Status::ok();
+}
+
+Status check_families(const replication::ReplicationEntry& rep, const txn::CcEntry& cc) {
+  if (rep.carries_transactions) return Status::ok();
+  return error(Code::kUnsupported,
+               "replication protocol '{}' replicates single keys only: it cannot carry transaction protocol '{}' "
+               "(every write of a key must reach its replicas one way)",
+               rep.name, cc.name);
+}
+
+Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions opts) {
+  auto ranges = message_ranges();
+  if (!ranges) return ranges.status();
+  RDX_RETURN_IF_ERROR(check_disjoint(ranges.value()));
+  const cluster::NodeSpec* me = topo.find_node(opts.node_name);
   if (me == nullptr) return error(Code::kInvalidArgument, "node '{}' is not in the topology", opts.node_name);
-  if (me->role != Role::kData)
+  if (me->role != cluster::Role::kData)
     return error(Code::kUnsupported, "node '{}': role {} is not implemented yet (only data nodes)", opts.node_name,
-                 me->role == Role::kRo ? "ro" : "proxy");
-  auto factory = find_replication_protocol(topo.replication);
-  if (!factory) return factory.status();
-  auto steps = txn::find_commit_protocol(topo.txn_protocol);
-  if (!steps) return steps.status();
+                 me->role == cluster::Role::kRo ? "ro" : "proxy");
+  auto rep = replication::replication_protocols().lookup(topo.replication);
+  if (!rep) return rep.status();
+  auto cc = txn::cc_protocols().lookup(topo.txn_protocol);
+  if (!cc) return cc.status();
+  RDX_RETURN_IF_ERROR(check_families(*rep.value(), *cc.value()));
+  auto prims = txn::primitives_for(*cc.value(), topo.primitives);
+  if (!prims) return prims.status();
   std::unique_ptr<Node> n(new Node(std::move(topo), std::move(opts), me->id));
-  n->protocol_factory_ = std::move(factory.value());
-  n->txn_config_.steps = steps.value();
-  n->txn_config_.local_backup_reads = n->topo_.local_backup_reads;
-  n->txn_config_.ht_batching = n->topo_.ht_batching;
+  n->replication_entry_ = rep.value();
+  n->cc_ = cc.value();
+  n->primitives_ = std::move(prims.value());
+  n->txn_options_.local_backup_reads = n->topo_.local_backup_reads;
+  n->txn_options_.ht_batching = n->topo_.ht_batching;
+  n->replication_ = rep.value()->make(replication::NodeEnv{n->topo_, n->self_, *n->membership_, rep.value()->msgs,
+                                                           n->topo_.local_backup_reads, n->opts_.faults});
   return n;
 }
 
 Status Node::start() {
-  const NodeSpec& me = spec();
+  const cluster::NodeSpec& me = spec();
   RDX_RETURN_IF_ERROR(load_password());
   auto arena = MemoryBlock::allocate(size_t{topo_.memory_mb} << 20, topo_.hugepages);
   if (!arena) return arena.status();
@@ -80,16 +124,16 @@ Status Node::start() {
   http_.route("/metrics", [this] { return HttpResponse{200, "text/plain; version=0.0.4", metrics_.render()}; });
   RDX_RETURN_IF_ERROR(http_.start(opts_.http_host, me.http_port));
   started_ = true;
-  spdlog::info("node {} ({} of {}): {} transport on port {}, {} workers, http on {}, replication {}", me.name, self_,
-               topo_.nodes.size(), topo_.transport, transport_->listen_port(), topo_.workers, http_.port(),
-               topo_.replication);
+  spdlog::info("node {} ({} of {}): {} transport on port {}, {} workers, http on {}, replication {}, transactions {}",
+               me.name, self_, topo_.nodes.size(), topo_.transport, transport_->listen_port(), topo_.workers,
+               http_.port(), topo_.replication, topo_.txn_protocol);
   return Status::ok();
 }
 
 void Node::stop() {
   if (!started_) return;
   started_ = false;
-  shared_->set_stopping();
+  membership_->set_stopping();
   for (auto& w : workers_) w->request_stop();
   for (auto& w : workers_) w->join();
   http_.stop();
@@ -122,19 +166,20 @@ std::string Node::info_text() const {
       "\r\n# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
       topo_.cluster, spec().name, topo_.epoch, topo_.transport, topo_.replication, topo_.txn_protocol,
       topo_.shards.size(), topo_.nodes.size(),
-      topo_.primary_of(static_cast<uint32_t>(spec().shard)) == self_ ? "master" : "slave", shared_->in_sync() ? 1 : 0,
-      ts.arena_used, ts.arena_size, ts.keys);
+      topo_.primary_of(static_cast<uint32_t>(spec().shard)) == self_ ? "master" : "slave",
+      membership_->in_sync() ? 1 : 0, ts.arena_used, ts.arena_size, ts.keys);
 }
 
 bool Node::ready() const {
-  if (!shared_->in_sync()) return false;
+  if (!membership_->in_sync()) return false;
   for (const auto& w : workers_)
     if (!w->snapshot().peers_up) return false;
   return !workers_.empty();
 }
 
 std::string Node::readiness_detail() const {
-  std::string s = fmt::format("node {} in_sync={}", spec().name, shared_->in_sync());
+  std::string s = fmt::format("node {} in_sync={}", spec().name, membership_->in_sync());
+  if (!membership_->in_sync()) s += fmt::format(" replication=[{}]", replication_->recovery_state());
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerSnapshot w = workers_[i]->snapshot();
     s += fmt::format(" worker{}_peers_up={}", i, w.peers_up);
@@ -143,23 +188,11 @@ std::string Node::readiness_detail() const {
   return s + "\n";
 }
 
-void Node::on_peer_lost(uint16_t node) {
-  // A backup this node can no longer reach misses (or may miss) the writes this node coordinates: exclude it.
-  // A primary cannot be excluded: without it its shard is unavailable (the node reports not ready) until it returns.
-  const NodeSpec& me = spec();
-  const NodeSpec& lost = topo_.nodes[node];
-  if (lost.role != Role::kData || topo_.primary_of(static_cast<uint32_t>(lost.shard)) == node) return;
-  if (shared_->member(node) != MemberState::kFailed) {
-    shared_->set_member(node, MemberState::kFailed);
-    spdlog::warn("node {}: replica {} unreachable; excluded until it rejoins", me.name, topo_.nodes[node].name);
-  }
-}
-
 void Node::register_metrics() {
   metrics_.add([this](metrics::Writer& w) {
     metrics::Labels base{{"cluster", topo_.cluster}, {"node", spec().name}};
     w.gauge("rdx_ready", "1 when the node serves (in sync and connected to every primary).", ready() ? 1 : 0, base);
-    w.gauge("rdx_in_sync", "1 when this node's copy of its shard is complete.", shared_->in_sync() ? 1 : 0, base);
+    w.gauge("rdx_in_sync", "1 when this node's copy of its shard is complete.", membership_->in_sync() ? 1 : 0, base);
     w.gauge("rdx_epoch", "Configuration epoch.", topo_.epoch, base);
     store::TableStats ts = table_->stats();
     w.gauge("rdx_store_keys", "Keys stored on this node.", static_cast<double>(ts.keys), base);
@@ -171,7 +204,7 @@ void Node::register_metrics() {
       metrics::Labels l = base;
       l.emplace_back("replica", topo_.nodes[n].name);
       w.gauge("rdx_replica_excluded", "1 if this node excluded the replica (unreachable, so it missed writes).",
-              shared_->member(static_cast<uint16_t>(n)) == MemberState::kFailed ? 1 : 0, l);
+              membership_->member(static_cast<uint16_t>(n)) == cluster::MemberState::kFailed ? 1 : 0, l);
     }
     static const char* kOps[] = {"get", "put", "del"};
     Histogram lat[3];

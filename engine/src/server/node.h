@@ -1,20 +1,21 @@
 #pragma once
-// One rdxd process: the topology, the transport, the store (one arena, registered for one-sided access), the worker
-// threads, the HTTP endpoint (/metrics, /healthz, /readyz) and the node-wide shared state.
+// One rdxd process: the topology, the transport, the store (one arena, registered for one-sided access), the node's
+// membership view, the node-wide part of its replication protocol, the worker threads (each with the protocols'
+// per-worker parts and the services main() plugged in) and the HTTP endpoint (/metrics, /healthz, /readyz).
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cluster/membership.h"
+#include "cluster/topology.h"
 #include "common/memory.h"
 #include "metrics/metrics.h"
-#include "server/frontend.h"
+#include "replication/replication.h"
 #include "server/http.h"
-#include "server/node_shared.h"
-#include "server/protocol.h"
-#include "server/topology.h"
+#include "server/service.h"
 #include "store/hashtable.h"
 #include "transport/transport.h"
-#include "txn/service.h"
+#include "txn/cc.h"
 
 namespace rdx::server {
 
@@ -24,55 +25,60 @@ struct NodeOptions {
   std::string node_name;  // which topology entry is this process
   std::string listen_host = "0.0.0.0";
   std::string http_host = "0.0.0.0";
-  bool busy_poll = false;  // workers never block (lowest latency, burns a core each)
+  bool busy_poll = false;          // workers never block (lowest latency, burns a core each)
+  replication::TestFaults faults;  // tests only
 };
 
 inline constexpr transport::RegionId kStoreRegion = 1;
 
 class Node {
  public:
-  static Result<std::unique_ptr<Node>> create(Topology topo, NodeOptions opts);
+  // Checks the topology against what this build implements (protocols, primitives) and fails with a message naming
+  // what exists.
+  static Result<std::unique_ptr<Node>> create(cluster::Topology topo, NodeOptions opts);
   ~Node();
 
+  // Before start(): a service every worker hosts (the Redis endpoint, the benchmark service).
+  void add_service(ServiceFactory f) { services_.push_back(std::move(f)); }
   Status start();
   // Graceful: stop taking client requests, let in-flight ones finish (bounded), stop workers and HTTP.
   void stop();
   bool ready() const;
   std::string readiness_detail() const;
 
-  const Topology& topology() const { return topo_; }
+  const cluster::Topology& topology() const { return topo_; }
   uint16_t self() const { return self_; }
-  const NodeSpec& spec() const { return topo_.nodes[self_]; }
+  const cluster::NodeSpec& spec() const { return topo_.nodes[self_]; }
   transport::Transport& transport() { return *transport_; }
   store::HashTable& table() { return *table_; }
-  NodeShared& shared() { return *shared_; }
+  cluster::Membership& membership() { return *membership_; }
+  replication::ReplicationNode& replication() { return *replication_; }
+  // The transaction protocol, or null when the topology runs none.
+  const txn::CcEntry* cc() const { return cc_; }
+  const txn::Primitives& primitives() const { return primitives_; }
+  const txn::TxnOptions& txn_options() const { return txn_options_; }
+  const std::vector<ServiceFactory>& service_factories() const { return services_; }
   const NodeOptions& options() const { return opts_; }
-  const ProtocolFactory& protocol_factory() const { return protocol_factory_; }
-  const txn::TxnConfig& txn_config() const { return txn_config_; }
+  const std::string& password() const { return password_; }
+  std::string info_text() const;
   metrics::Registry& metrics() { return metrics_; }
   uint16_t http_port() const { return http_.port(); }
 
-  // The Redis endpoint: set before start(); every worker then serves it on the node's redis_port.
-  void set_frontend_factory(FrontendFactory f) { frontend_factory_ = std::move(f); }
-  const FrontendFactory& frontend_factory() const { return frontend_factory_; }
-  const std::string& password() const { return password_; }
-  std::string info_text() const;
-
-  // A worker lost its connection to `node` (failure detection input for the replication protocol).
-  void on_peer_lost(uint16_t node);
-
  private:
-  Node(Topology topo, NodeOptions opts, uint16_t self);
+  Node(cluster::Topology topo, NodeOptions opts, uint16_t self);
   void register_metrics();
   Status load_password();
 
-  Topology topo_;
+  cluster::Topology topo_;
   NodeOptions opts_;
   uint16_t self_;
-  std::unique_ptr<NodeShared> shared_;
-  ProtocolFactory protocol_factory_;
-  txn::TxnConfig txn_config_;
-  FrontendFactory frontend_factory_;
+  std::unique_ptr<cluster::Membership> membership_;
+  const replication::ReplicationEntry* replication_entry_ = nullptr;
+  std::unique_ptr<replication::ReplicationNode> replication_;
+  const txn::CcEntry* cc_ = nullptr;
+  txn::Primitives primitives_;
+  txn::TxnOptions txn_options_;
+  std::vector<ServiceFactory> services_;
   std::string password_;
   MemoryBlock arena_;
   std::unique_ptr<store::HashTable> table_;
@@ -82,5 +88,19 @@ class Node {
   HttpServer http_;
   bool started_ = false;
 };
+
+// A named message range (cluster/msg_ids.h), for the overlap check.
+struct NamedRange {
+  std::string name;
+  rpc::MsgRange range;
+};
+// Every message range of this build: the services' and each registered protocol's (which must lie inside its
+// family's block, else kInternal naming it).
+Result<std::vector<NamedRange>> message_ranges();
+// kInternal naming the first two ranges that overlap.
+Status check_disjoint(const std::vector<NamedRange>& ranges);
+// Families and keys: a transaction protocol replicates through the replication protocol's replica log, which only
+// protocols registered as carrying transactions offer.
+Status check_families(const replication::ReplicationEntry& rep, const txn::CcEntry& cc);
 
 }  // namespace rdx::server

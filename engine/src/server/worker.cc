@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cluster/kv_api.h"
 #include "common/thread.h"
 #include "rpc/codec.h"
 #include "server/node.h"
@@ -29,10 +30,13 @@ Worker::~Worker() {
 }
 
 store::HashTable& Worker::table() { return node_.table(); }
-const Topology& Worker::topology() const { return node_.topology(); }
+const cluster::Topology& Worker::topology() const { return node_.topology(); }
 uint16_t Worker::self() const { return node_.self(); }
-NodeShared& Worker::shared() { return node_.shared(); }
-txn::TxnService& Worker::txn() { return *txn_; }
+cluster::Membership& Worker::membership() { return node_.membership(); }
+
+uint64_t Worker::next_writer_id() {
+  return (uint64_t{self() & 0x3ffu} << 38) | (uint64_t{index_ & 0x3fu} << 32) | ++writer_seq_;
+}
 
 std::optional<transport::ConnId> Worker::peer(uint16_t node) const {
   if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
@@ -67,7 +71,7 @@ Status Worker::init_in_thread() {
   auto ep = node_.transport().create_endpoint(index_);
   if (!ep) return ep.status();
   ep_ = std::move(ep.value());
-  const Topology& t = node_.topology();
+  const cluster::Topology& t = node_.topology();
   rpc::RpcConfig rc;
   rc.epoch = t.epoch;
   rc.batching = t.batching;
@@ -76,36 +80,36 @@ Status Worker::init_in_thread() {
   rpc_ = std::make_unique<rpc::Rpc>(*ep_, sched_, rc);
   rpc_->on_connection([this](const transport::Completion& c) { on_conn_event(c); });
   session_.emplace(node_.table().session());
+  local_reads_ = std::make_unique<cluster::LocalReads>(*rpc_, sched_, node_.table(), *session_);
   peers_.resize(t.nodes.size());
-  txn_ = std::make_unique<txn::TxnServiceImpl>(*this, node_.txn_config());
-  txn_->start();
-  protocol_ = node_.protocol_factory()(*this);
-  protocol_->start();
-  register_client_api();
-  recovery_ = std::make_unique<Recovery>(*this);
-  recovery_->start(/*drive=*/index_ == 0);
-  bench_ = std::make_unique<BenchService>(*this, *txn_);
-  bench_->start();
-  if (node_.frontend_factory() && node_.spec().redis_port != 0) {
-    FrontendEnv env{
-        *this, *protocol_, txn_.get(), node_.options().listen_host, node_.spec().redis_port, node_.password(), [this] {
-          return node_.info_text();
-        }};
-    auto fe = node_.frontend_factory()(std::move(env));
-    if (!fe) return fe.status();
-    frontend_ = std::move(fe.value());
+  membership_gen_ = membership().generation();
+  replication_ = node_.replication().make_worker(*this);
+  RDX_RETURN_IF_ERROR(replication_->start());
+  if (const txn::CcEntry* cc = node_.cc()) {
+    txn_ = std::make_unique<txn::TxnServiceImpl>(*this, *replication_->replica_log(), *cc, node_.primitives(),
+                                                 node_.txn_options());
+    RDX_RETURN_IF_ERROR(txn_->start());
+  }
+  RDX_RETURN_IF_ERROR(register_client_api());
+  if (index_ == 0) rpc::spawn(replication_->recover());
+  service_env_.emplace(ServiceEnv{*this, *replication_, txn_.get(), node_.options().listen_host,
+                                  node_.spec().redis_port, node_.password(), [this] { return node_.info_text(); }});
+  for (const ServiceFactory& make : node_.service_factories()) {
+    auto svc = make(*service_env_);
+    if (!svc) return svc.status();
+    if (svc.value()) services_.push_back(std::move(svc.value()));
   }
   return Status::ok();
 }
 
 // Every worker coordinates transactions, and coordinators talk to primaries and backups directly.
 bool Worker::needs_peer(uint16_t n) const {
-  const Topology& t = node_.topology();
-  return n != self() && t.nodes[n].role == Role::kData;
+  const cluster::Topology& t = node_.topology();
+  return n != self() && t.nodes[n].role == cluster::Role::kData;
 }
 
 void Worker::connect_peers() {
-  const Topology& t = node_.topology();
+  const cluster::Topology& t = node_.topology();
   auto now = Clock::now();
   bool all_up = true;
   std::string waiting;
@@ -113,13 +117,13 @@ void Worker::connect_peers() {
     if (!needs_peer(n)) continue;
     Peer& p = peers_[n];
     // Ready means connected to every needed peer, except replicas this primary excluded (they rejoin on their own).
-    if (!p.up && node_.shared().member(n) != MemberState::kFailed) {
+    if (!p.up && membership().member(n) != cluster::MemberState::kFailed) {
       all_up = false;
       waiting += fmt::format("{}{} ({})", waiting.empty() ? "" : ", ", t.nodes[n].name,
                              p.last_error.empty() ? "connecting" : p.last_error);
     }
     if (p.conn || now < p.next_attempt) continue;
-    const NodeSpec& spec = t.nodes[n];
+    const cluster::NodeSpec& spec = t.nodes[n];
     auto c = ep_->connect({n, spec.host, spec.port, spec.rdma_addr}, index_);
     if (c) {
       p.conn = c.value();
@@ -158,6 +162,7 @@ void Worker::on_conn_event(const transport::Completion& c) {
       p.failed_attempts = 0;
       p.last_error.clear();
       spdlog::info("worker {}: connected to {}", index_, node_.topology().nodes[n].name);
+      replication_->on_peer_back(n);
     } else if (c.kind == transport::CompletionKind::kConnDown) {
       bool was_up = p.up;
       p.up = false;
@@ -169,17 +174,17 @@ void Worker::on_conn_event(const transport::Completion& c) {
       p.next_attempt = Clock::now() + p.backoff;
       p.backoff = std::min(p.backoff * 2, kMaxBackoff);
       spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
-      node_.on_peer_lost(n);
+      replication_->on_peer_lost(n);
     }
     return;
   }
 }
 
-void Worker::register_client_api() {
+Status Worker::register_client_api() {
   auto handler = [this](OpIndex op) {
     return [this, op](const rpc::Incoming& in) {
       rpc::Reader r(in.payload);
-      std::string key(r.bytes(kMaxKeyBytes));
+      std::string key(r.bytes(cluster::kMaxKeyBytes));
       std::string value;
       if (op == kPutOp) value = std::string(r.bytes(store::kMaxValueBytes));
       if (!r.done() || key.empty()) {
@@ -187,41 +192,49 @@ void Worker::register_client_api() {
         std::string_view why = "malformed request (key must be 1..1024 bytes, value <= 1 MiB)";
         return rpc_->respond(in.reply_to(), Code::kInvalidArgument, rpc::as_bytes_of(why));
       }
-      if (node_.shared().stopping()) {
+      if (membership().stopping()) {
         ++live_.op_errors[op];
         return rpc_->respond(in.reply_to(), Code::kUnavailable, rpc::as_bytes_of(std::string_view("shutting down")));
       }
       rpc::spawn(serve_client(in.reply_to(), op, std::move(key), std::move(value)));
     };
   };
-  rpc_->on(kKvGet, handler(kGetOp));
-  rpc_->on(kKvPut, handler(kPutOp));
-  rpc_->on(kKvDel, handler(kDelOp));
+  RDX_RETURN_IF_ERROR(rpc_->on(cluster::kKvGet, handler(kGetOp)));
+  RDX_RETURN_IF_ERROR(rpc_->on(cluster::kKvPut, handler(kPutOp)));
+  return rpc_->on(cluster::kKvDel, handler(kDelOp));
 }
 
 Task<void> Worker::serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value) {
   auto t0 = Clock::now();
   ++live_.inflight;
-  KvResult r;
+  Code status = Code::kOk;
+  uint64_t version = 0;
+  std::string error;
+  rpc::Writer w;
   // (Plain if/else: GCC 12 miscompiles co_await inside a conditional expression.)
   if (op == kGetOp) {
-    r = co_await protocol_->get(std::move(key));
-  } else if (op == kPutOp) {
-    r = co_await protocol_->put(std::move(key), std::move(value));
+    cluster::KvResult r = co_await replication_->get(std::move(key));
+    status = r.status;
+    version = r.version;
+    value = std::move(r.value);
+    error = std::move(r.error);
   } else {
-    r = co_await protocol_->remove(std::move(key));
+    replication::Rmw rmw = op == kPutOp ? replication::Rmw::put(std::move(value)) : replication::Rmw::remove();
+    replication::WriteResult r = co_await replication_->write(std::move(key), std::move(rmw));
+    status = r.status == Code::kOk && op == kDelOp && !r.existed ? Code::kNotFound : r.status;
+    version = r.version;
+    error = std::move(r.error);
   }
   --live_.inflight;
   ++live_.ops[op];
-  if (r.status != Code::kOk && r.status != Code::kNotFound) ++live_.op_errors[op];
+  if (status != Code::kOk && status != Code::kNotFound) ++live_.op_errors[op];
   live_.latency[op].record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count()));
-  rpc::Writer w;
-  if (r.status == Code::kOk) {
-    w.put(r.version);
-    if (op == kGetOp) w.bytes(r.value);
-    rpc_->respond(to, r.status, w.span());
+  if (status == Code::kOk) {
+    w.put(version);
+    if (op == kGetOp) w.bytes(value);
+    rpc_->respond(to, status, w.span());
   } else {
-    rpc_->respond(to, r.status, rpc::as_bytes_of(r.error));
+    rpc_->respond(to, status, rpc::as_bytes_of(error));
   }
 }
 
@@ -237,13 +250,25 @@ void Worker::wait_for_work() {
   // Closes the race between arm() and blocking; anything it delivered is handled by the next loop iteration
   // (handlers may have queued responses or batched reads), so do not block then.
   if (rpc_->poll() > 0 || !sched_.idle()) return;
-  pollfd fds[3] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}, {-1, POLLIN, 0}};
-  if (frontend_) fds[2].fd = frontend_->wait_fd();
-  ::poll(fds, 3, 5);
+  pollfd fds[4] = {{ep_->wait_fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+  nfds_t n = 2;
+  for (const auto& svc : services_)
+    if (int fd = svc->wait_fd(); fd >= 0 && n < std::size(fds)) fds[n++] = {fd, POLLIN, 0};
+  ::poll(fds, n, 5);
   if (fds[1].revents != 0) {
     uint64_t v;
     [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof(v));
   }
+}
+
+// One loop iteration's work: the network, the services, ready coroutines, then the local reads they queued as one
+// prefetched batch.
+size_t Worker::poll_once() {
+  size_t work = rpc_->poll();
+  for (auto& svc : services_) work += svc->poll();
+  work += sched_.run_ready();
+  work += local_reads_->run_batch();
+  return work;
 }
 
 void Worker::run() {
@@ -254,20 +279,20 @@ void Worker::run() {
   int idle = 0;
   bool busy_poll = node_.options().busy_poll;
   while (!stop_.load(std::memory_order_relaxed)) {
-    size_t handled = rpc_->poll();
-    if (frontend_) handled += frontend_->poll();
-    size_t ran = sched_.run_ready();
-    handled += txn_->run_batch();  // the local reads this iteration produced, as one prefetched batch
+    size_t work = poll_once();
     auto now = Clock::now();
     if (now >= next_tick) {
       next_tick = now + kTick;
       connect_peers();
-      protocol_->tick();
-      recovery_->tick();
+      if (uint64_t gen = membership().generation(); gen != membership_gen_) {
+        membership_gen_ = gen;
+        replication_->on_membership_change();
+      }
+      replication_->tick();
       publish();
     }
     rpc_->flush();
-    if (handled == 0 && ran == 0 && sched_.idle()) {
+    if (work == 0 && sched_.idle()) {
       if (++idle > kIdleSpins && !busy_poll) wait_for_work();
     } else {
       idle = 0;
@@ -275,22 +300,28 @@ void Worker::run() {
   }
   // Graceful stop: keep running until every coroutine has finished (client operations in flight, calls waiting for
   // answers, background loops such as recovery, which end once they see the node stopping), for a bounded time.
-  if (frontend_) frontend_->stop_accepting();
+  for (auto& svc : services_) svc->stop_accepting();
   auto deadline = Clock::now() + std::chrono::seconds(10);
   auto busy = [this] {
-    return live_.inflight > 0 || (frontend_ && frontend_->inflight() > 0) || !sched_.idle() ||
-           sched_.next_timer().has_value() || rpc_->pending_calls() > 0;
+    size_t in_services = 0;
+    for (const auto& svc : services_) in_services += svc->inflight();
+    return live_.inflight > 0 || in_services > 0 || !sched_.idle() || sched_.next_timer().has_value() ||
+           rpc_->pending_calls() > 0;
   };
   while (busy() && Clock::now() < deadline) {
-    size_t work = rpc_->poll();
-    if (frontend_) work += frontend_->poll();
-    work += sched_.run_ready();
-    work += txn_->run_batch();
+    size_t work = poll_once();
     rpc_->flush();
     if (work == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // waiting on a timer or a peer
   }
-  frontend_.reset();
+  services_.clear();
   publish();
+  // Close this worker's connections now: peers waiting for its answers fail at once instead of waiting out their
+  // timeouts while the other workers of this node drain.
+  txn_.reset();
+  replication_.reset();
+  local_reads_.reset();
+  rpc_.reset();
+  ep_.reset();
 }
 
 }  // namespace rdx::server

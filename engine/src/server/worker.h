@@ -1,7 +1,8 @@
 #pragma once
-// A worker thread: one transport endpoint, one RPC layer, one coroutine scheduler, one store session and one
-// instance of the node's protocol. Worker i talks to worker i of every other node (outgoing connections it keeps up,
-// reconnecting with back-off) and serves clients connected to it.
+// A worker thread: one transport endpoint, one RPC layer, one coroutine scheduler, one store session, one instance
+// of the cluster's replication protocol and (when the topology names one) of its transaction protocol, and the
+// node's services. Worker i talks to worker i of every other node (outgoing connections it keeps up, reconnecting
+// with back-off) and serves clients connected to it.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -10,13 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/worker_context.h"
 #include "common/histogram.h"
 #include "common/net.h"
+#include "replication/replication.h"
 #include "rpc/rpc.h"
-#include "server/bench_service.h"
-#include "server/frontend.h"
-#include "server/protocol.h"
-#include "server/recovery.h"
+#include "server/service.h"
 #include "txn/service.h"
 
 namespace rdx::server {
@@ -27,7 +27,7 @@ class Node;
 struct WorkerSnapshot {
   transport::EndpointStats transport;
   rpc::RpcStats rpc;
-  uint64_t ops[3] = {0, 0, 0};  // get, put, del served through the client API
+  uint64_t ops[3] = {0, 0, 0};  // get, put, del served through the native client API
   uint64_t op_errors[3] = {0, 0, 0};
   Histogram latency[3];  // server-side latency of client ops, ns
   uint64_t inflight = 0;
@@ -35,7 +35,7 @@ struct WorkerSnapshot {
   std::string peers_waiting;  // when not: which peers and why ("n1 (cannot resolve 'n1': ...)"), for /readyz
 };
 
-class Worker final : public WorkerContext {
+class Worker final : public cluster::WorkerContext {
  public:
   Worker(Node& node, uint16_t index);
   ~Worker() override;
@@ -46,19 +46,18 @@ class Worker final : public WorkerContext {
   void join();
   WorkerSnapshot snapshot() const;
 
-  // WorkerContext
+  // cluster::WorkerContext
   rpc::Rpc& rpc() override { return *rpc_; }
   rpc::Scheduler& sched() override { return sched_; }
   store::HashTable& table() override;
   store::Session& session() override { return *session_; }
-  const Topology& topology() const override;
+  const cluster::Topology& topology() const override;
   uint16_t self() const override;
   uint16_t worker_index() const override { return index_; }
   std::optional<transport::ConnId> peer(uint16_t node) const override;
-  NodeShared& shared() override;
-  txn::TxnService& txn() override;
-  Protocol& protocol() { return *protocol_; }
-  txn::TxnServiceImpl& txn_impl() { return *txn_; }
+  cluster::Membership& membership() override;
+  cluster::LocalReads& local_reads() override { return *local_reads_; }
+  uint64_t next_writer_id() override;
 
  private:
   struct Peer {
@@ -76,8 +75,9 @@ class Worker final : public WorkerContext {
   void connect_peers();
   void on_conn_event(const transport::Completion& c);
   void note_connect_failure(uint16_t node, std::string why);
-  void register_client_api();
+  Status register_client_api();
   rpc::Task<void> serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value);
+  size_t poll_once();
   void publish();
   void wait_for_work();
   bool needs_peer(uint16_t node) const;
@@ -89,17 +89,19 @@ class Worker final : public WorkerContext {
   net::UniqueFd wake_;
   Status init_status_;
   std::atomic<bool> init_done_{false};
+  uint32_t writer_seq_ = 0;
 
   std::unique_ptr<transport::Endpoint> ep_;
   rpc::Scheduler sched_;
   std::unique_ptr<rpc::Rpc> rpc_;
   std::optional<store::Session> session_;
+  std::unique_ptr<cluster::LocalReads> local_reads_;
+  std::unique_ptr<replication::ReplicationProtocol> replication_;
   std::unique_ptr<txn::TxnServiceImpl> txn_;
-  std::unique_ptr<Protocol> protocol_;
-  std::unique_ptr<Frontend> frontend_;
-  std::unique_ptr<Recovery> recovery_;
-  std::unique_ptr<BenchService> bench_;  // the Redis endpoint, when the node serves one
-  std::vector<Peer> peers_;              // by node id
+  std::optional<ServiceEnv> service_env_;  // services may keep a reference: it lives as long as they do
+  std::vector<std::unique_ptr<Service>> services_;
+  std::vector<Peer> peers_;  // by node id
+  uint64_t membership_gen_ = 0;
 
   WorkerSnapshot live_;  // owned by the worker thread
   mutable std::mutex snap_mu_;

@@ -10,20 +10,30 @@
 
 namespace rdx::transport {
 
-Result<std::unique_ptr<Transport>> make_transport(const TransportConfig& cfg) {
-  if (cfg.kind == "tcp") {
-    auto t = tcp::TcpTransport::create(cfg);
-    if (!t) return t.status();
-    return std::unique_ptr<Transport>(std::move(t.value()));
-  }
-  if (cfg.kind == "verbs") {
+namespace {
+Result<std::unique_ptr<Transport>> make_tcp(const TransportConfig& cfg) {
+  auto t = tcp::TcpTransport::create(cfg);
+  if (!t) return t.status();
+  return std::unique_ptr<Transport>(std::move(t.value()));
+}
+}  // namespace
+
+const Registry<TransportEntry>& transports() {
+  static const Registry<TransportEntry> registry{
+      "transport",
+      {
+          {"tcp", make_tcp, "TCP sockets: works everywhere; one-sided operations are executed by the target's CPU"},
 #ifdef RDX_HAVE_VERBS
-    return verbs::make_verbs_transport(cfg);
-#else
-    return error(Code::kUnsupported, "this rdxd was built without the verbs transport (RDX_WITH_VERBS=OFF)");
+          {"verbs", verbs::make_verbs_transport, "RDMA through rdma-core (InfiniBand, RoCE, soft-RoCE): RC QPs"},
 #endif
-  }
-  return error(Code::kInvalidArgument, "unknown transport '{}' (expected tcp or verbs)", cfg.kind);
+      }};
+  return registry;
+}
+
+Result<std::unique_ptr<Transport>> make_transport(const TransportConfig& cfg) {
+  auto entry = transports().lookup(cfg.kind);
+  if (!entry) return Status(Code::kInvalidArgument, entry.status().message());
+  return entry.value()->make(cfg);
 }
 
 bool verbs_available(std::string* why_not) {

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registry.h"
 #include "common/status.h"
 
 namespace rdx::transport {
@@ -170,8 +171,16 @@ class Transport {
   virtual std::string kind() const = 0;
 };
 
-// Factory for the configured backend. kind "verbs" fails with kUnsupported when built without verbs or when no RDMA
-// device is present; unknown kinds fail with kInvalidArgument.
+// The transports of this build (common/registry.h): tcp always, verbs when built with rdma-core.
+struct TransportEntry {
+  std::string_view name;
+  Result<std::unique_ptr<Transport>> (*make)(const TransportConfig& cfg);
+  std::string_view summary;
+};
+const Registry<TransportEntry>& transports();
+
+// Factory for the configured backend. kind "verbs" fails with kUnsupported when no RDMA device is present; kinds
+// this build does not have fail with kInvalidArgument naming those it has.
 Result<std::unique_ptr<Transport>> make_transport(const TransportConfig& cfg);
 
 // True when this machine has at least one RDMA device usable by the verbs backend (for tests to report "not run").

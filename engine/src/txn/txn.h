@@ -1,15 +1,15 @@
 #pragma once
 // The transaction API (Dandelion's TxCtx, as coroutines). A Transaction executes reads during its execution phase
-// and buffers every write (its TxCache); commit() runs the cluster's commit protocol (dnl4, dnl2, dnl1; read-only
-// transactions commit with dnl-ro). Many transactions are in flight per worker: each is a coroutine.
-//
-// Async use with a reorder buffer (Dandelion's API): get_async() returns a request id at once; poll(id) waits for
-// that request *and every earlier one* (the reorder buffer keeps issue order), poll_all() for all of them. The
-// coroutine form `co_await tx.get(key)` is the synchronous wrapper.
+// and buffers every write (its TxCache); commit() runs the cluster's concurrency-control protocol (txn/cc.h), whose
+// writes reach the replicas through the cluster's replication protocol (cluster/replica_log.h). Many transactions
+// are in flight per worker: each is a coroutine; reads of one transaction may run concurrently
+// (rpc::when_all over get()).
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
+#include "cluster/local_reads.h"
 #include "common/status.h"
 #include "rpc/task.h"
 
@@ -22,17 +22,14 @@ enum class Outcome : uint8_t {
 };
 const char* outcome_name(Outcome o);
 
-struct Read {
-  Code status = Code::kOk;  // kOk or kNotFound; kUnavailable on failure
-  std::string value;
-  uint64_t version = 0;  // 0 when absent
-};
+// A read: kOk (value, version) or kNotFound; kUnavailable (or kTimeout) when a replica could not be reached.
+using Read = cluster::Read;
 
-// Result of a single-key write: its outcome and, when committed, the version it created.
-struct WriteResult {
-  Outcome outcome = Outcome::kCommitted;
-  uint64_t version = 0;
-  bool existed = true;  // remove_one: false if the key was absent (nothing was written)
+// The keys a transaction will touch, when the caller knows them before it starts (Redis' MULTI/EXEC queues its
+// commands before EXEC). Deterministic protocols order transactions by them; the others may ignore them.
+struct DeclaredKeys {
+  std::set<std::string> reads;   // read and not written
+  std::set<std::string> writes;  // written (and perhaps read)
 };
 
 class Transaction {
@@ -55,11 +52,11 @@ class Transaction {
 class TxnService {
  public:
   virtual ~TxnService() = default;
-  virtual std::unique_ptr<Transaction> begin() = 0;
-  // Single-key operations without a commit phase (GetOne/PutOne), consistent with concurrent transactions.
-  virtual rpc::Task<Read> get_one(std::string key) = 0;
-  virtual rpc::Task<WriteResult> put_one(std::string key, std::string value) = 0;
-  virtual rpc::Task<WriteResult> remove_one(std::string key) = 0;
+  // `declared` (optional): every key the transaction will read or write, for protocols that plan with it.
+  virtual std::unique_ptr<Transaction> begin(const DeclaredKeys* declared = nullptr) = 0;
+  // A read-only transaction of one key without a commit phase (Dandelion's GetOne): the committed value, from the
+  // replication protocol that carries the transactions (cluster::ReplicaLog::read_committed).
+  virtual rpc::Task<Read> read_one(std::string key) = 0;
 };
 
 }  // namespace rdx::txn

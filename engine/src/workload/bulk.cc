@@ -10,12 +10,8 @@ namespace {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
-// One write of the load: a put_one, or a "load" transaction of `count` puts. True when committed.
-rpc::Task<bool> write_once(txn::TxnService& svc, const KeyValues& kvs, size_t first, size_t count, bool as_txn) {
-  if (!as_txn) {
-    txn::WriteResult r = co_await svc.put_one(kvs[first].first, kvs[first].second);
-    co_return r.outcome == txn::Outcome::kCommitted;
-  }
+// One write of the load: a "load" transaction of `count` puts. True when committed.
+rpc::Task<bool> write_once(txn::TxnService& svc, const KeyValues& kvs, size_t first, size_t count) {
   auto tx = svc.begin();
   tx->set_type("load");
   for (size_t i = first; i < first + count; ++i) tx->put(kvs[i].first, kvs[i].second);
@@ -23,7 +19,7 @@ rpc::Task<bool> write_once(txn::TxnService& svc, const KeyValues& kvs, size_t fi
   co_return o == txn::Outcome::kCommitted;
 }
 
-// Writes kvs as groups of `per_group` (0 = put_one each), retrying the groups that failed.
+// Writes kvs as groups of `per_group` keys, retrying the groups that failed.
 rpc::Task<Status> write_all(txn::TxnService& svc, const KeyValues& kvs, size_t keys_per_txn, int max_attempts,
                             LoadStats& stats) {
   const size_t per_group = std::max<size_t>(keys_per_txn, 1);
@@ -35,7 +31,7 @@ rpc::Task<Status> write_all(txn::TxnService& svc, const KeyValues& kvs, size_t k
     }
     std::vector<rpc::Task<bool>> writes;
     for (size_t start : pending) {
-      writes.push_back(write_once(svc, kvs, start, std::min(per_group, kvs.size() - start), keys_per_txn > 0));
+      writes.push_back(write_once(svc, kvs, start, std::min(per_group, kvs.size() - start)));
     }
     std::vector<bool> ok = co_await rpc::when_all(std::move(writes));
     std::vector<size_t> failed;

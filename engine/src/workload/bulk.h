@@ -15,8 +15,8 @@ namespace rdx::workload {
 
 struct LoadOptions {
   size_t in_flight = 64;  // writes (or load transactions) outstanding at once
-  // 0: one put_one per key (the fast path, not in histories). N > 0: transactions of up to N puts with type "load",
-  // which history recording captures, so the checker knows every initial version exactly (its load_type).
+  // Keys per "load" transaction (0 counts as 1). History recording captures them, so the checker knows every
+  // initial version exactly (its load_type).
   size_t keys_per_txn = 0;
   int max_attempts = 50;  // per write or transaction (aborts and unavailability are retried)
 };

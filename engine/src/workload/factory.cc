@@ -17,31 +17,31 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-struct Entry {
-  const char* name;
-  const char* summary;
-  std::unique_ptr<Workload> (*make)(ParamReader&);
-};
+}  // namespace
 
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> entries{
-      {"smallbank", "SmallBank banking transactions (write-intensive); invariant: total balance",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<SmallBank>(p); }},
-      {"tatp", "TATP telecom transactions (read-intensive); invariant: referential integrity",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Tatp>(p); }},
-      {"ogp", "O(G,P): G gets then P puts on random keys (also written o(G,P), e.g. o(4,2))",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ogp>(p); }},
-      {"ycsb-a", "transactional YCSB A: 50% read, 50% update",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('a', p); }},
-      {"ycsb-b", "transactional YCSB B: 95% read, 5% update",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('b', p); }},
-      {"ycsb-c", "transactional YCSB C: 100% read",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('c', p); }},
-      {"ycsb-f", "transactional YCSB F: 50% read, 50% read-modify-write",
-       [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('f', p); }},
-  };
-  return entries;
+const Registry<WorkloadEntry>& workloads() {
+  static const Registry<WorkloadEntry> registry{
+      "workload",
+      {
+          {"smallbank", "SmallBank banking transactions (write-intensive); invariant: total balance",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<SmallBank>(p); }},
+          {"tatp", "TATP telecom transactions (read-intensive); invariant: referential integrity",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Tatp>(p); }},
+          {"ogp", "O(G,P): G gets then P puts on random keys (also written o(G,P), e.g. o(4,2))",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ogp>(p); }},
+          {"ycsb-a", "transactional YCSB A: 50% read, 50% update",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('a', p); }},
+          {"ycsb-b", "transactional YCSB B: 95% read, 5% update",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('b', p); }},
+          {"ycsb-c", "transactional YCSB C: 100% read",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('c', p); }},
+          {"ycsb-f", "transactional YCSB F: 50% read, 50% read-modify-write",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('f', p); }},
+      }};
+  return registry;
 }
+
+namespace {
 
 // "o(4,2)" -> g=4, p=2.
 bool parse_ogp_alias(std::string_view name, uint64_t& g, uint64_t& p) {
@@ -94,16 +94,14 @@ Result<std::unique_ptr<Workload>> make_workload(const WorkloadSpec& spec) {
     s.params.emplace_back("g", std::to_string(g));
     s.params.emplace_back("p", std::to_string(p));
   }
-  for (const auto& e : registry()) {
-    if (s.name != e.name) continue;
+  if (const WorkloadEntry* e = workloads().find(s.name)) {
     ParamReader reader(s.name, s.params);
-    std::unique_ptr<Workload> w = e.make(reader);
+    std::unique_ptr<Workload> w = e->make(reader);
     RDX_RETURN_IF_ERROR(reader.finish());
     return w;
   }
-  std::string known;
-  for (const auto& e : registry()) known += (known.empty() ? "" : ", ") + std::string(e.name);
-  return error(Code::kInvalidArgument, "unknown workload \"{}\" (known: {}, o(G,P))", spec.name, known);
+  return error(Code::kInvalidArgument, "unknown workload \"{}\" (known: {}, o(G,P))", spec.name,
+               workloads().names_joined());
 }
 
 Result<std::unique_ptr<Workload>> make_workload(std::string_view spec_text) {
@@ -114,8 +112,8 @@ Result<std::unique_ptr<Workload>> make_workload(std::string_view spec_text) {
 
 std::string workload_help() {
   std::string out = "Workloads (--workload name or name:key=value,...):\n";
-  for (const auto& e : registry()) {
-    ParamReader reader(e.name, {});
+  for (const auto& e : workloads().entries()) {
+    ParamReader reader(std::string(e.name), {});
     (void)e.make(reader);
     out += fmt::format("  {}  {}\n{}", e.name, e.summary, reader.help());
   }

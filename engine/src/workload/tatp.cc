@@ -40,7 +40,7 @@ Tatp::Tatp(ParamReader& p)
   subscribers_ = p.u64("subscribers", 100000, 1, 1'000'000'000, "number of subscribers (about 10 keys each)");
   bool nurand = p.flag("nurand", true, "TATP's non-uniform subscriber choice (0: uniform)");
   single_key_reads_ =
-      p.flag("single_key_reads", false, "GetSubscriberData and GetAccessData as single-key get_one (not transactions)");
+      p.flag("single_key_reads", false, "GetSubscriberData and GetAccessData as single-key reads (not transactions)");
   uint64_t a = subscribers_ <= 1'000'000 ? 65535 : subscribers_ <= 10'000'000 ? 1048575 : 2097151;
   chooser_ = nurand ? KeyChooser::nurand(subscribers_, a) : KeyChooser::uniform(subscribers_);
   keep_params(p);
@@ -130,7 +130,7 @@ rpc::Task<TxOutcome> Tatp::run_one(txn::TxnService& svc, Rng& rng, Ledger&) cons
 rpc::Task<TxStatus> Tatp::single_read(txn::TxnService& svc, const TatpPlan& p, std::string& error) const {
   const bool sub = p.type == TatpType::kGetSubscriberData;
   const std::string key = sub ? subscriber_key(p.s_id) : access_info_key(p.s_id, p.ai_type);
-  txn::Read r = co_await svc.get_one(key);
+  txn::Read r = co_await svc.read_one(key);
   if (read_failed(r)) co_return failed_read_status(r);  // includes a locked or not-yet-readable key
   if (r.status == Code::kNotFound) {
     if (sub) co_return missing(key, error);

@@ -65,7 +65,8 @@ class Tatp final : public WorkloadBase {
   rpc::Task<TxStatus> update_location(txn::Transaction& tx, const TatpPlan& p, std::string& error) const;
   rpc::Task<TxStatus> insert_call_forwarding(txn::Transaction& tx, const TatpPlan& p, std::string& error) const;
   rpc::Task<TxStatus> delete_call_forwarding(txn::Transaction& tx, const TatpPlan& p, std::string& error) const;
-  // single_key_reads=1: GetSubscriberData and GetAccessData as get_one (no transaction, not in histories).
+  // single_key_reads=1: GetSubscriberData and GetAccessData as single-key reads (TxnService::read_one: committed
+  // values, no transaction, not in histories).
   rpc::Task<TxStatus> single_read(txn::TxnService& svc, const TatpPlan& p, std::string& error) const;
 
   uint64_t subscribers_;

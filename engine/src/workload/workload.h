@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/registry.h"
 #include "common/status.h"
 #include "rpc/task.h"
 #include "txn/txn.h"
@@ -118,6 +119,16 @@ struct WorkloadSpec {
   std::vector<std::pair<std::string, std::string>> params;
 };
 Result<WorkloadSpec> parse_workload_spec(std::string_view text);
+
+class ParamReader;
+// The workloads of this build (common/registry.h).
+struct WorkloadEntry {
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Workload> (*make)(ParamReader& params);
+};
+const Registry<WorkloadEntry>& workloads();
+
 Result<std::unique_ptr<Workload>> make_workload(const WorkloadSpec& spec);
 Result<std::unique_ptr<Workload>> make_workload(std::string_view spec_text);
 // Every workload with its parameters, defaults and meaning (for --help).

@@ -115,3 +115,28 @@ def wait_until(pred, timeout=30, interval=0.1, what="condition"):
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+# Every collected test must run: a skipped test fails the session (a missing dependency must never pass quietly),
+# and the summary says how many of the collected tests passed.
+_skipped = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _skipped.append(f"{report.nodeid}: {report.longrepr}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    stats = terminalreporter.stats
+    selected = terminalreporter._session.testscollected - len(stats.get("deselected", []))
+    passed = len([r for r in stats.get("passed", []) if r.when == "call"])
+    terminalreporter.write_line(f"integration: {passed} of {selected} selected tests passed, {len(_skipped)} skipped "
+                                f"({terminalreporter._session.testscollected} collected)")
+    for s in _skipped:
+        terminalreporter.write_line(f"SKIPPED (fails the run): {s}")

@@ -15,10 +15,9 @@ import threading
 import time
 
 import pytest
+import redis  # Debian python3-redis (engine/tools/install-deps.sh); a missing module fails the run
 
 from conftest import Cluster, run
-
-redis = pytest.importorskip("redis", reason="redis-py is required (Debian python3-redis or pip install redis)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -70,11 +70,31 @@ struct Num {
   uint64_t v;
 };
 
+TEST(Rpc, RefusesASecondHandlerForOneMessageType) {
+  Harness h;
+  int first = 0, second = 0;
+  ASSERT_TRUE(h.b.rpc->on(3, [&](const Incoming&) { ++first; }).is_ok());
+  Status dup = h.b.rpc->on(3, [&](const Incoming&) { ++second; });
+  EXPECT_EQ(dup.code(), Code::kAlreadyExists) << dup.to_string();
+  EXPECT_NE(dup.message().find("message type 3"), std::string::npos) << dup.message();
+  EXPECT_EQ(h.b.rpc->on(0, [](const Incoming&) {}).code(), Code::kInvalidArgument);
+  // The first registration stays in force.
+  Num n{1};
+  ASSERT_TRUE(h.a.rpc->send_oneway(h.ab, 3, as_bytes_of(n)).is_ok());
+  h.a.rpc->flush();
+  ASSERT_TRUE(h.run_until([&] { return first == 1; }));
+  EXPECT_EQ(second, 0);
+}
+
 TEST(Rpc, ManyMessagesTravelInOnePacketInOrderPerFlow) {
   Harness h;
   std::vector<uint64_t> got_a, got_b;
-  h.b.rpc->on(1, [&](const Incoming& in) { got_a.push_back(reinterpret_cast<const Num*>(in.payload.data())->v); });
-  h.b.rpc->on(2, [&](const Incoming& in) { got_b.push_back(reinterpret_cast<const Num*>(in.payload.data())->v); });
+  ASSERT_TRUE(
+      h.b.rpc->on(1, [&](const Incoming& in) { got_a.push_back(reinterpret_cast<const Num*>(in.payload.data())->v); })
+          .is_ok());
+  ASSERT_TRUE(
+      h.b.rpc->on(2, [&](const Incoming& in) { got_b.push_back(reinterpret_cast<const Num*>(in.payload.data())->v); })
+          .is_ok());
   uint64_t packets_before = h.b.rpc->stats().packets_received;
   for (uint64_t i = 0; i < 50; ++i) {
     Num n{i};
@@ -93,7 +113,7 @@ TEST(Rpc, BatchCapsByCountAndBytesAndCanBeDisabled) {
   cfg.max_batch_messages = 8;
   Harness h(cfg);
   int got = 0;
-  h.b.rpc->on(1, [&](const Incoming&) { ++got; });
+  ASSERT_TRUE(h.b.rpc->on(1, [&](const Incoming&) { ++got; }).is_ok());
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(h.a.rpc->send_oneway(h.ab, 1, as_bytes_of(Num{1})).is_ok());
   h.a.rpc->flush();
   ASSERT_TRUE(h.run_until([&] { return got == 50; }));
@@ -103,7 +123,7 @@ TEST(Rpc, BatchCapsByCountAndBytesAndCanBeDisabled) {
   bytes_cfg.max_batch_bytes = 16 + 4 * (16 + 100);  // four 100-byte messages per packet
   Harness hb(bytes_cfg);
   got = 0;
-  hb.b.rpc->on(1, [&](const Incoming&) { ++got; });
+  ASSERT_TRUE(hb.b.rpc->on(1, [&](const Incoming&) { ++got; }).is_ok());
   std::string payload(100, 'x');
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(hb.a.rpc->send_oneway(hb.ab, 1, as_bytes_of(payload)).is_ok());
   hb.a.rpc->flush();
@@ -114,7 +134,7 @@ TEST(Rpc, BatchCapsByCountAndBytesAndCanBeDisabled) {
   off.batching = false;
   Harness hn(off);
   got = 0;
-  hn.b.rpc->on(1, [&](const Incoming&) { ++got; });
+  ASSERT_TRUE(hn.b.rpc->on(1, [&](const Incoming&) { ++got; }).is_ok());
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(hn.a.rpc->send_oneway(hn.ab, 1, as_bytes_of(Num{1})).is_ok());
   hn.a.rpc->flush();
   ASSERT_TRUE(hn.run_until([&] { return got == 20; }));
@@ -134,15 +154,18 @@ TEST(Rpc, RequestResponseMatchesIdsWithManyCallsInFlight) {
   Harness h;
   std::vector<ReplyTo> deferred;
   std::vector<uint64_t> deferred_vals;
-  h.b.rpc->on(7, [&](const Incoming& in) {
-    uint64_t v = reinterpret_cast<const Num*>(in.payload.data())->v;
-    if (v % 2 == 0) {
-      h.b.rpc->respond(in.reply_to(), Code::kOk, as_bytes_of(Num{v * 10}));
-    } else {  // answer odd ones later, in reverse order
-      deferred.push_back(in.reply_to());
-      deferred_vals.push_back(v);
-    }
-  });
+  ASSERT_TRUE(h.b.rpc
+                  ->on(7,
+                       [&](const Incoming& in) {
+                         uint64_t v = reinterpret_cast<const Num*>(in.payload.data())->v;
+                         if (v % 2 == 0) {
+                           h.b.rpc->respond(in.reply_to(), Code::kOk, as_bytes_of(Num{v * 10}));
+                         } else {  // answer odd ones later, in reverse order
+                           deferred.push_back(in.reply_to());
+                           deferred_vals.push_back(v);
+                         }
+                       })
+                  .is_ok());
   std::map<uint64_t, uint64_t> results;
   int done = 0;
   for (uint64_t i = 0; i < 200; ++i) spawn(caller(*h.a.rpc, h.ab, i, results, done));
@@ -162,7 +185,7 @@ Task<void> ackable_caller(Rpc& rpc, ConnId c, int& ok, int& failed) {
 TEST(Rpc, SmartAcksCoverRangesOfConsecutiveIds) {
   Harness h;
   std::vector<ReplyTo> pending;
-  h.b.rpc->on(9, [&](const Incoming& in) { pending.push_back(in.reply_to()); });
+  ASSERT_TRUE(h.b.rpc->on(9, [&](const Incoming& in) { pending.push_back(in.reply_to()); }).is_ok());
   int ok = 0, failed = 0;
   for (int i = 0; i < 100; ++i) spawn(ackable_caller(*h.a.rpc, h.ab, ok, failed));
   ASSERT_TRUE(h.run_until([&] { return pending.size() == 100; }));
@@ -194,7 +217,7 @@ TEST(Rpc, CallsFailWhenThePeerDiesAndTimeOutWhenUnanswered) {
   RpcConfig cfg;
   cfg.call_timeout = std::chrono::milliseconds(200);
   Harness h(cfg);
-  h.b.rpc->on(7, [](const Incoming&) {});  // never answers
+  ASSERT_TRUE(h.b.rpc->on(7, [](const Incoming&) {}).is_ok());  // never answers
   Response r1;
   bool d1 = false;
   auto call = [](Rpc& rpc, ConnId c, Response& out, bool& d) -> Task<void> {
@@ -226,7 +249,7 @@ TEST(Rpc, CallsFailWhenThePeerDiesAndTimeOutWhenUnanswered) {
 TEST(Rpc, MalformedPacketsAreDroppedWholeAndCounted) {
   Harness h;
   int got = 0;
-  h.b.rpc->on(1, [&](const Incoming&) { ++got; });
+  ASSERT_TRUE(h.b.rpc->on(1, [&](const Incoming&) { ++got; }).is_ok());
   auto send_raw = [&](std::vector<std::byte> pkt) {
     auto buf = h.a.ep->packet_buffer(h.ab);
     ASSERT_GE(buf.size(), pkt.size());

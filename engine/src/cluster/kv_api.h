@@ -1,0 +1,30 @@
+#pragma once
+// The single-key client API every node serves (native clients such as rdx-bench, and node-to-node forwarding).
+// Request payloads: bytes key [, bytes value]. Response: status in the message header; payload u64 version
+// [, bytes value] on success. Statuses: kOk, kNotFound, kInvalidArgument (malformed request, key/value too large),
+// kUnavailable (not serving: recovering, primary unreachable, shutting down), kResourceExhausted (memory full).
+#include <cstdint>
+#include <string>
+
+#include "cluster/msg_ids.h"
+#include "common/status.h"
+#include "rpc/rpc.h"
+
+namespace rdx::cluster {
+
+enum KvMsg : rpc::MsgType {
+  kKvGet = msgs::kKvApi.at(0),
+  kKvPut = msgs::kKvApi.at(1),
+  kKvDel = msgs::kKvApi.at(2),
+};
+
+struct KvResult {
+  Code status = Code::kOk;
+  uint64_t version = 0;
+  std::string value;
+  std::string error;  // human-readable detail when status != kOk
+};
+
+inline constexpr size_t kMaxKeyBytes = 1024;
+
+}  // namespace rdx::cluster

@@ -1,0 +1,73 @@
+#pragma once
+// This node's view of the cluster, shared by the workers of one node (everything else is per worker). All of it is
+// atomics: workers read it on hot paths without locks. The replication protocol writes it (it decides who is in
+// sync, who is excluded and when this node serves); every family reads it.
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace rdx::cluster {
+
+// How this node sees another data node (it coordinates writes to all of them).
+enum class MemberState : uint8_t {
+  kInSync = 0,   // receives every write; counted for acknowledgements
+  kJoining = 1,  // receives every write while it copies a snapshot; counted too (it applies them)
+  kFailed = 2,   // unreachable, so it misses writes: excluded until it rejoins
+};
+const char* member_state_name(MemberState s);
+
+class Membership {
+ public:
+  Membership(size_t nodes, size_t workers) : member_state_(nodes), oldest_write_gen_(workers) {
+    for (auto& s : member_state_) s.store(MemberState::kInSync);
+    for (auto& g : oldest_write_gen_) g.store(kNoWrite);
+  }
+
+  MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
+  // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
+  void set_member(uint16_t node, MemberState s) {
+    member_state_[node].store(s, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  // Writes (transaction commits and single-key writes) record the generation they chose their replicas in. A
+  // member that joins may copy a snapshot once no write of an older generation is still running on any worker.
+  static constexpr uint64_t kNoWrite = std::numeric_limits<uint64_t>::max();
+  void publish_oldest_write(uint16_t worker, uint64_t gen) {
+    oldest_write_gen_[worker].store(gen, std::memory_order_release);
+  }
+  bool writes_drained(uint64_t gen) const {
+    for (const auto& g : oldest_write_gen_)
+      if (g.load(std::memory_order_acquire) < gen) return false;
+    return true;
+  }
+
+  // True once this node's copy of its shard is complete (fresh cluster start, or after recovery): it serves.
+  bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
+  void set_in_sync(bool v) { in_sync_.store(v, std::memory_order_release); }
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  void set_stopping() { stopping_.store(true, std::memory_order_release); }
+
+ private:
+  std::vector<std::atomic<MemberState>> member_state_;
+  std::atomic<uint64_t> generation_{1};
+  std::vector<std::atomic<uint64_t>> oldest_write_gen_;  // per worker
+  std::atomic<bool> in_sync_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+inline const char* member_state_name(MemberState s) {
+  switch (s) {
+    case MemberState::kInSync:
+      return "in-sync";
+    case MemberState::kJoining:
+      return "joining";
+    case MemberState::kFailed:
+      return "excluded";
+  }
+  return "?";
+}
+
+}  // namespace rdx::cluster

@@ -1,0 +1,89 @@
+#pragma once
+// How a transaction protocol gets what it commits to a key's replicas: through the cluster's replication protocol,
+// the only path by which any write reaches a replica (engine/src/replication/README.md, "Families and keys"). A
+// replication protocol that can carry transactions implements this interface; the transaction family is built
+// against it and never sends a write to a replica itself, so no key is ever replicated two ways.
+//
+// A commit uses it in this order (per-protocol choices in brackets):
+//   auto scope = log.begin();                         the replica set is chosen from this membership generation
+//   co_await log.replicate(scope, txid, W, mode)      [kApply: versions known, applied hidden at the backups;
+//                                                      kHold: versions not known yet, held at the backups]
+//   log.apply_at_primary(w) for each w, at the primary, while the transaction still holds w's lock
+//   co_await log.resolve(scope, txid, W, committed)   kApply: makes W readable at the backups (commit only);
+//                                                      kHold: applies W with its versions, or drops it (abort)
+// `scope` must live until the writes are final everywhere: a member that joins waits for every scope of an older
+// generation (a write that chose its replicas before the member joined must be in the snapshot it copies).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/local_reads.h"
+#include "common/status.h"
+#include "rpc/task.h"
+
+namespace rdx::cluster {
+
+struct LogWrite {
+  std::string key;
+  std::optional<std::string> value;  // nullopt: the write deletes the key
+  uint64_t version = 0;              // the version the write creates (0 while unknown: kHold)
+};
+
+enum class LogMode : uint8_t {
+  kApply,  // applied at every live backup now, not readable there until resolve(committed)
+  kHold,   // kept at every live backup (the keys read as busy there) until resolve applies or drops it
+};
+
+class ReplicaLog {
+ public:
+  // Keeps a write's membership generation registered until it is destroyed (movable, not copyable).
+  class Scope {
+   public:
+    Scope() = default;
+    Scope(ReplicaLog* log, uint64_t gen) : log_(log), gen_(gen) {}
+    Scope(Scope&& o) noexcept : log_(std::exchange(o.log_, nullptr)), gen_(o.gen_) {}
+    Scope& operator=(Scope&& o) noexcept {
+      if (this != &o) {
+        release();
+        log_ = std::exchange(o.log_, nullptr);
+        gen_ = o.gen_;
+      }
+      return *this;
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    ~Scope() { release(); }
+    uint64_t generation() const { return gen_; }
+
+   private:
+    void release() {
+      if (log_ != nullptr) log_->end(gen_);
+      log_ = nullptr;
+    }
+    ReplicaLog* log_ = nullptr;
+    uint64_t gen_ = 0;
+  };
+
+  virtual ~ReplicaLog() = default;
+  virtual Scope begin() = 0;
+  // Sends W (keys of any shards) to every live replica other than each key's primary. A replica that does not
+  // acknowledge is excluded by the replication protocol; the call then still succeeds with the others. kOk, or the
+  // reason the writes could not be made durable (the transaction must then not commit).
+  virtual rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode) = 0;
+  // Completes replicate() (see above). kApply notifies the replicas (one-way) and returns; kHold returns once every
+  // live replica has applied or dropped the held writes.
+  virtual rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode,
+                                  bool committed) = 0;
+  // At a key's primary, with the key locked by the writer: applies a committed write to the local table and to the
+  // log feed read replicas subscribe to. A delete leaves an absent record that the lock's release removes.
+  virtual void apply_at_primary(const LogWrite& w) = 0;
+  // The committed value of one key (never a write in progress), linearizable with every write through this log.
+  virtual rpc::Task<Read> read_committed(std::string key) = 0;
+
+ protected:
+  virtual void end(uint64_t gen) = 0;
+};
+
+}  // namespace rdx::cluster

@@ -1,0 +1,63 @@
+#pragma once
+// The topology file rdxd reads (engine/docs/topology.md is the contract). Parsing validates every field and rejects
+// unknown keys, so a typo cannot silently change behaviour; errors name the field.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rdx::cluster {
+
+enum class Role : uint8_t { kData, kRo, kProxy };
+
+struct NodeSpec {
+  uint16_t id = 0;  // index in `nodes` (transport NodeId)
+  std::string name;
+  std::string host;
+  std::string rdma_addr;
+  uint16_t port = 7000;
+  uint16_t redis_port = 6379;
+  uint16_t http_port = 9100;
+  Role role = Role::kData;
+  int shard = -1;  // data nodes: their shard
+};
+
+struct ShardSpec {
+  uint32_t id = 0;
+  std::vector<uint16_t> members;  // node ids; members[0] is the primary
+};
+
+struct Topology {
+  std::string cluster;
+  uint32_t epoch = 1;
+  std::string transport = "tcp";
+  std::string primitives = "rpc";  // rpc | onesided | hybrid, as the transaction protocol honours (txn/cc.h)
+  std::string device;
+  int gid_index = -1;
+  std::string rdma_interface;
+  bool hugepages = true;
+  bool batching = true;
+  uint32_t batch_max_bytes = 4096;
+  uint32_t batch_max_messages = 64;
+  uint32_t workers = 2;
+  uint32_t memory_mb = 256;
+  std::string replication = "primary-backup";
+  std::string txn_protocol = "dnl4";
+  bool local_backup_reads = true;
+  bool ht_batching = true;
+  std::string password_file;
+  std::vector<ShardSpec> shards;
+  std::vector<NodeSpec> nodes;
+
+  const NodeSpec* find_node(std::string_view name) const;
+  uint32_t shard_of_key(std::string_view key) const;
+  uint16_t primary_of(uint32_t shard) const { return shards[shard].members[0]; }
+};
+
+Result<Topology> parse_topology(std::string_view json_text);
+Result<Topology> load_topology(const std::string& path);
+
+}  // namespace rdx::cluster

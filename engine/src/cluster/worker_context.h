@@ -1,0 +1,41 @@
+#pragma once
+// What a protocol of any family may use on its worker thread (implemented by the server's Worker): the RPC layer
+// (messages and one-sided operations), the scheduler, the node's table, the topology, this node's membership view
+// and the batched local reads. Protocols never touch sockets or queue pairs: everything goes through rpc().
+#include <cstdint>
+#include <optional>
+
+#include "cluster/local_reads.h"
+#include "cluster/membership.h"
+#include "cluster/topology.h"
+#include "rpc/rpc.h"
+#include "store/hashtable.h"
+
+namespace rdx::cluster {
+
+class WorkerContext {
+ public:
+  virtual ~WorkerContext() = default;
+  virtual rpc::Rpc& rpc() = 0;
+  virtual rpc::Scheduler& sched() = 0;
+  virtual store::HashTable& table() = 0;
+  virtual store::Session& session() = 0;
+  virtual const Topology& topology() const = 0;
+  virtual uint16_t self() const = 0;  // this node's id
+  virtual uint16_t worker_index() const = 0;
+  // This worker's connection to the same-index worker of node `node`, if it is up.
+  virtual std::optional<transport::ConnId> peer(uint16_t node) const = 0;
+  virtual Membership& membership() = 0;
+  virtual LocalReads& local_reads() = 0;
+  // A new id, unique in the cluster, for a writer that takes record locks (transactions, single-key writes): node
+  // (10 bits), worker (6 bits), sequence (32 bits). Record locks keep its low 48 bits as their owner.
+  virtual uint64_t next_writer_id() = 0;
+};
+
+// The primary of `key`'s shard, and whether this node holds a replica of it.
+inline uint16_t primary_of(const Topology& t, std::string_view key) { return t.primary_of(t.shard_of_key(key)); }
+inline bool is_replica_of(const Topology& t, uint16_t node, std::string_view key) {
+  return t.nodes[node].shard == static_cast<int>(t.shard_of_key(key));
+}
+
+}  // namespace rdx::cluster

@@ -1,0 +1,37 @@
+#pragma once
+// Primary-backup's messages, by offset in its message range (its registry line), and their payloads. Decoding
+// validates every field; a malformed message is refused (requests: kInvalidArgument) and changes nothing.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/replica_log.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::primary_backup {
+
+enum Msg : uint16_t {
+  kGet = 0,         // request, at the primary: bytes key -> a read reply (cluster/local_reads.h), kBusy while held
+  kWrite = 1,       // request, at the primary: bytes key, Rmw -> WriteResult
+  kReplicate = 2,   // ackable, at a backup: LogBatch (kApply: apply hidden; kHold: keep until resolved)
+  kResolve = 3,     // at a backup: LogBatch; kApply: one-way, make readable; kHold: ackable, apply or drop
+  kSyncStatus = 4,  // recovery (recovery.h)
+  kJoin = 5,
+  kJoinDone = 6,
+  kSyncScan = 7,
+};
+inline constexpr uint16_t kMessageCount = 8;
+
+// The writes of one transaction (or one single-key write) for one replica.
+struct LogBatch {
+  uint64_t txid = 0;
+  cluster::LogMode mode = cluster::LogMode::kApply;
+  bool committed = false;  // kResolve
+  std::vector<cluster::LogWrite> writes;
+
+  std::string encode() const;
+  static std::optional<LogBatch> decode(std::span<const std::byte> payload);
+};
+
+}  // namespace rdx::replication::primary_backup

@@ -1,0 +1,112 @@
+#include "replication/primary_backup/primary_backup.h"
+
+#include <spdlog/spdlog.h>
+
+namespace rdx::replication::primary_backup {
+
+using cluster::MemberState;
+using rpc::Task;
+
+namespace {
+constexpr auto kConnectGrace = std::chrono::seconds(2);
+}  // namespace
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env) { return std::make_unique<PbNode>(env); }
+
+std::unique_ptr<ReplicationProtocol> PbNode::make_worker(cluster::WorkerContext& ctx) {
+  return std::make_unique<PbWorker>(*this, ctx);
+}
+
+std::string PbNode::recovery_state() const { return recovery_.status(); }
+
+PbWorker::PbWorker(PbNode& node, cluster::WorkerContext& ctx)
+    : node_(node),
+      ctx_(ctx),
+      msgs_(node.env().msgs),
+      turns_(ctx.sched()),
+      recovery_(ctx, node.recovery(), node.env().msgs) {
+  on_membership_change();
+}
+
+Status PbWorker::start() {
+  auto& rpc = ctx_.rpc();
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kGet), [this](const rpc::Incoming& in) { serve_get(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kWrite), [this](const rpc::Incoming& in) { serve_write(in); }));
+  // Replicated writes need only "done": they are ackable messages, acknowledged by smart acks (one ack covers every
+  // consecutive id applied since the last flush). A malformed batch is not acknowledged: its sender excludes this
+  // node, which then recovers (a sender that cannot be understood must not be trusted with this copy).
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kReplicate), [this](const rpc::Incoming& in) {
+    auto b = LogBatch::decode(in.payload);
+    if (!b) return;
+    if (b->mode == cluster::LogMode::kApply) {
+      apply_hidden(*b);
+    } else {
+      hold(*b);
+    }
+    ctx_.rpc().ack(in.reply_to());
+  }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) {
+    auto b = LogBatch::decode(in.payload);
+    if (!b) return;
+    if (b->mode == cluster::LogMode::kApply) {
+      make_readable(*b);
+    } else {
+      resolve_held(*b);
+      ctx_.rpc().ack(in.reply_to());
+    }
+  }));
+  return recovery_.start();
+}
+
+void PbWorker::on_peer_lost(uint16_t node) {
+  // A backup this node can no longer reach misses (or may miss) the writes this node coordinates: exclude it.
+  // A primary cannot be excluded: without it its shard is unavailable (the node reports not ready) until it returns.
+  const cluster::Topology& t = ctx_.topology();
+  const cluster::NodeSpec& lost = t.nodes[node];
+  if (lost.role != cluster::Role::kData || t.primary_of(static_cast<uint32_t>(lost.shard)) == node) return;
+  if (ctx_.membership().member(node) != MemberState::kFailed) {
+    ctx_.membership().set_member(node, MemberState::kFailed);
+    spdlog::warn("primary-backup: replica {} unreachable; excluded until it rejoins", lost.name);
+  }
+}
+
+// A replica that comes back rejoins on its own (recovery.h); the connection alone proves nothing about its copy.
+void PbWorker::on_peer_back(uint16_t node) {
+  spdlog::debug("primary-backup: worker {} reconnected to {} ({})", ctx_.worker_index(),
+                ctx_.topology().nodes[node].name, cluster::member_state_name(ctx_.membership().member(node)));
+}
+
+// The replica set of every shard, recomputed when the membership changes (not per write): the members other than
+// the primary that are not excluded, and this node itself when it is one of them.
+void PbWorker::on_membership_change() {
+  const cluster::Topology& t = ctx_.topology();
+  seen_generation_ = ctx_.membership().generation();
+  backups_.assign(t.shards.size(), {});
+  for (size_t s = 0; s < t.shards.size(); ++s) {
+    const auto& members = t.shards[s].members;
+    for (size_t i = 1; i < members.size(); ++i)
+      if (ctx_.membership().member(members[i]) != MemberState::kFailed || members[i] == ctx_.self())
+        backups_[s].push_back(members[i]);
+  }
+}
+
+void PbWorker::exclude(uint16_t node, Code why) {
+  if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) return;
+  ctx_.membership().set_member(node, MemberState::kFailed);
+  spdlog::warn("primary-backup: replica {} did not acknowledge a write ({}); excluded until it rejoins",
+               ctx_.topology().nodes[node].name, code_name(why));
+}
+
+// This worker's connection to `node`. A replica that has not been excluded but is not connected yet (it just
+// joined, or the cluster is starting) gets a moment to connect; an excluded or dead one does not.
+Task<std::optional<transport::ConnId>> PbWorker::connection_to(uint16_t node) {
+  auto deadline = std::chrono::steady_clock::now() + kConnectGrace;
+  for (;;) {
+    if (auto conn = ctx_.peer(node)) co_return conn;
+    if (ctx_.membership().member(node) == MemberState::kFailed || std::chrono::steady_clock::now() > deadline)
+      co_return std::nullopt;
+    co_await ctx_.sched().sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace rdx::replication::primary_backup

@@ -1,0 +1,109 @@
+#pragma once
+// Primary-backup replication (the first member of a shard is its primary, the others its backups):
+//  - Single-key writes execute at the key's primary, which orders them: a writer takes the key's turn (KeyTurns),
+//    locks the record (waiting while a transaction holds it), evaluates its Rmw on the current value, sends the
+//    result to every live backup (applied hidden there), applies it, unlocks, and lets the backups show it. A write
+//    from any node is forwarded to the primary; it never fails because of contention.
+//  - Reads are answered by this node when it holds a readable copy (the primary, or a backup with local backup
+//    reads on), else by the primary; a key held by a writer is read again until it is free.
+//  - Transactions replicate through the same path (ReplicaLog: kApply and kHold, replica.cc).
+//  - A backup that does not acknowledge is excluded from the writes of every node that saw it fail; it notices
+//    (recovery.h), copies its shard again and rejoins. A primary is never excluded: its shard stops taking writes
+//    until it is back (failover comes with live membership).
+// Survives: the loss of a backup.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "replication/key_turns.h"
+#include "replication/primary_backup/messages.h"
+#include "replication/primary_backup/recovery.h"
+#include "replication/replication.h"
+
+namespace rdx::replication::primary_backup {
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env);
+
+// State the workers of one node share.
+class PbNode final : public ReplicationNode {
+ public:
+  explicit PbNode(const NodeEnv& env) : env_(env) {}
+  std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
+  cluster::LogFeed& log_feed() override { return feed_; }
+  std::string recovery_state() const override;
+
+  const NodeEnv& env() const { return env_; }
+  RecoveryState& recovery() { return recovery_; }
+
+ private:
+  NodeEnv env_;
+  cluster::LogFeed feed_;
+  RecoveryState recovery_;
+};
+
+class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
+ public:
+  PbWorker(PbNode& node, cluster::WorkerContext& ctx);
+
+  // ReplicationProtocol
+  Status start() override;
+  rpc::Task<cluster::KvResult> get(std::string key) override;
+  rpc::Task<WriteResult> write(std::string key, Rmw op) override;
+  rpc::Task<void> recover() override { return recovery_.run(); }
+  void on_peer_lost(uint16_t node) override;
+  void on_peer_back(uint16_t node) override;
+  void on_membership_change() override;
+  void tick() override { recovery_.tick(); }
+  cluster::ReplicaLog* replica_log() override { return this; }
+
+  // ReplicaLog
+  Scope begin() override;
+  rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, std::vector<cluster::LogWrite> writes,
+                            cluster::LogMode mode) override;
+  rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<cluster::LogWrite> writes,
+                          cluster::LogMode mode, bool committed) override;
+  void apply_at_primary(const cluster::LogWrite& w) override;
+  rpc::Task<cluster::Read> read_committed(std::string key) override;
+
+ protected:
+  void end(uint64_t gen) override;
+
+ private:
+  // single_key.cc
+  rpc::Task<WriteResult> write_at_primary(std::string key, Rmw op);
+  rpc::Task<WriteResult> write_locked(const std::string& key, const Rmw& op);
+  rpc::Task<cluster::KvResult> read_once(const std::string& key, bool* busy);
+  void serve_get(const rpc::Incoming& in);
+  void serve_write(const rpc::Incoming& in);
+
+  // replica.cc: what a backup does with what it receives.
+  void apply_hidden(const LogBatch& b);
+  void hold(const LogBatch& b);
+  void resolve_held(const LogBatch& b);
+  void make_readable(const LogBatch& b);
+  // Drops one hold of `key`; when it was the last, the record shows its newest write (or goes, if deleted).
+  void release_hold(const std::string& key);
+  void remove_final(const std::string& key, uint64_t version);
+  rpc::Task<std::optional<transport::ConnId>> connection_to(uint16_t node);
+  void exclude(uint16_t node, Code why);
+  // The writes of `writes` each live backup of their shards must get, by node.
+  std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,
+                                         cluster::LogMode mode) const;
+  rpc::Task<bool> send_to(uint16_t node, uint16_t msg, LogBatch batch);
+
+  PbNode& node_;
+  cluster::WorkerContext& ctx_;
+  rpc::MsgRange msgs_;
+  KeyTurns turns_;
+  Recovery recovery_;
+  std::multiset<uint64_t> active_gens_;  // membership generations of the writes this worker coordinates
+  std::unordered_map<uint64_t, std::vector<cluster::LogWrite>> held_;  // kHold writes by transaction (backup side)
+  std::vector<std::vector<uint16_t>> backups_;  // per shard: members that receive its writes (see on_membership_change)
+  uint64_t seen_generation_ = 0;
+};
+
+}  // namespace rdx::replication::primary_backup

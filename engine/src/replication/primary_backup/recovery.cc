@@ -1,0 +1,286 @@
+#include "replication/primary_backup/recovery.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+#include "cluster/kv_api.h"
+#include "cluster/lockword.h"
+#include "replication/primary_backup/messages.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::primary_backup {
+
+using cluster::MemberState;
+using cluster::NodeSpec;
+using cluster::Role;
+using cluster::Topology;
+using rpc::Task;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr size_t kScanPageBytes = 48 * 1024;  // fits one RPC message with room to spare
+constexpr auto kPollEvery = 200ms;
+constexpr auto kCheckEvery = 1s;
+constexpr auto kScanSessionIdle = 60s;
+constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this long are presumed dead
+}  // namespace
+
+std::vector<uint16_t> Recovery::other_data_nodes() const {
+  std::vector<uint16_t> out;
+  for (const NodeSpec& n : ctx_.topology().nodes)
+    if (n.id != ctx_.self() && n.role == Role::kData) out.push_back(n.id);
+  return out;
+}
+
+Status Recovery::start() {
+  auto& rpc = ctx_.rpc();
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kSyncStatus), [this](const rpc::Incoming& in) {
+    rpc::Writer w;
+    w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : state_.holds_copy() ? 2 : 0));
+    w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.membership().member(in.peer_node)
+                                                                           : MemberState::kInSync));
+    ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
+  }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoin), [this](const rpc::Incoming& in) {
+    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self())
+      return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    ctx_.membership().set_member(in.peer_node, MemberState::kJoining);
+    spdlog::info("recovery: {} joins; including it in new writes", ctx_.topology().nodes[in.peer_node].name);
+    rpc::spawn(wait_drained(in.reply_to(), ctx_.membership().generation()));
+  }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoinDone), [this](const rpc::Incoming& in) {
+    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self()) return;
+    // Only a join in progress completes: if the node was excluded meanwhile it missed writes and joins again.
+    if (ctx_.membership().member(in.peer_node) != MemberState::kJoining) return;
+    ctx_.membership().set_member(in.peer_node, MemberState::kInSync);
+    spdlog::info("recovery: {} is in sync", ctx_.topology().nodes[in.peer_node].name);
+  }));
+  return rpc.on(msgs_.at(kSyncScan), [this](const rpc::Incoming& in) { serve_scan(in); });
+}
+
+void Recovery::tick() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = scans_.begin(); it != scans_.end();)
+    it = now - it->second.last_used > kScanSessionIdle ? scans_.erase(it) : std::next(it);
+}
+
+Task<void> Recovery::wait_drained(rpc::ReplyTo to, uint64_t gen) {
+  while (!ctx_.membership().writes_drained(gen)) co_await ctx_.sched().sleep_for(1ms);
+  ctx_.rpc().respond(to, Code::kOk);
+}
+
+Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
+  auto conn = ctx_.peer(node);
+  if (!conn) co_return std::nullopt;
+  rpc::Response r = co_await ctx_.rpc().call(*conn, msgs_.at(kSyncStatus), {});
+  auto sync = static_cast<uint8_t>(r.payload.size() == 2 ? r.payload[0] : 0xff);
+  if (r.status != Code::kOk || sync > 2 || static_cast<uint8_t>(r.payload[1]) > 2) co_return std::nullopt;
+  co_return PeerStatus{sync == 1, sync == 2, static_cast<MemberState>(r.payload[1])};
+}
+
+Task<void> Recovery::run() {
+  for (;;) {
+    if (ctx_.membership().stopping()) co_return;
+    if (!ctx_.membership().in_sync()) {
+      co_await recover();
+      continue;
+    }
+    co_await ctx_.sched().sleep_for(kCheckEvery);
+    // (co_await never sits in a condition: GCC 12 miscompiles such coroutines; engine/tools/lint.sh checks.)
+    bool excluded = co_await excluded_somewhere();
+    if (excluded) {
+      state_.set_holds_copy(true);
+      ctx_.membership().set_in_sync(false);
+      state_.set_status("recovering: excluded by a member (it may have missed writes)");
+    }
+  }
+}
+
+Task<bool> Recovery::excluded_somewhere() {
+  std::vector<uint16_t> nodes = other_data_nodes();
+  std::vector<Task<std::optional<PeerStatus>>> asks;
+  for (uint16_t n : nodes) asks.push_back(status_of(n));
+  auto answers = co_await rpc::when_all(std::move(asks));
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (answers[i] && answers[i]->view_of_me == MemberState::kFailed) {
+      spdlog::warn("recovery: {} excluded this node (it may have missed writes): copying the shard again",
+                   ctx_.topology().nodes[nodes[i]].name);
+      co_return true;
+    }
+  co_return false;
+}
+
+void Recovery::clear_local() {
+  std::vector<store::ScanItem> items;
+  uint64_t cursor = 0;
+  do {
+    items.clear();
+    cursor = ctx_.table().scan(ctx_.session(), cursor, 256, &items);
+    for (const auto& it : items) ctx_.table().remove(ctx_.session(), it.key);
+  } while (cursor != 0);
+}
+
+Task<void> Recovery::recover() {
+  const Topology& t = ctx_.topology();
+  const auto& members = t.shards[t.nodes[ctx_.self()].shard].members;
+  const uint16_t primary = members[0];
+  state_.set_status(
+      fmt::format("recovering: asking the members of shard {} whether they are in sync", t.nodes[ctx_.self()].shard));
+  for (;;) {
+    if (ctx_.membership().stopping()) co_return;
+    std::vector<uint16_t> others;
+    std::vector<Task<std::optional<PeerStatus>>> asks;
+    for (uint16_t m : members)
+      if (m != ctx_.self()) {
+        others.push_back(m);
+        asks.push_back(status_of(m));
+      }
+    auto answers = co_await rpc::when_all(std::move(asks));
+    size_t reachable = 0;
+    bool copy_elsewhere = false;
+    std::optional<uint16_t> source;
+    for (size_t i = 0; i < others.size(); ++i) {
+      if (!answers[i]) continue;
+      ++reachable;
+      copy_elsewhere |= answers[i]->holds_copy;
+      if (answers[i]->in_sync && (!source || others[i] == primary)) source = others[i];
+    }
+    const bool majority = (reachable + 1) * 2 > members.size();
+    if (source) {
+      // Only now, with a complete copy to replace it, may a copy this node kept go (it may have missed writes).
+      if (state_.holds_copy()) {
+        clear_local();
+        state_.set_holds_copy(false);
+      }
+      state_.set_joining(true);
+      bool copied = false;
+      bool announced = co_await announce_join();
+      if (announced) copied = co_await copy_from(*source);
+      if (copied) break;
+      spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
+    } else if (majority && state_.holds_copy()) {
+      // No member is in sync: this node's copy is the best there is. Rejoin with it, so the members that excluded
+      // this node include it again.
+      spdlog::warn("recovery: no member of shard {} is in sync ({} of {} answered): resuming with this node's copy",
+                   t.nodes[ctx_.self()].shard, reachable + 1, members.size());
+      state_.set_joining(true);
+      (void)co_await announce_join();
+      break;
+    } else if (majority && !copy_elsewhere) {
+      spdlog::info("recovery: no member of shard {} holds data ({} of {} answered): starting empty",
+                   t.nodes[ctx_.self()].shard, reachable + 1, members.size());
+      break;
+    }
+    co_await ctx_.sched().sleep_for(kPollEvery);
+  }
+  state_.set_holds_copy(false);
+  ctx_.membership().set_in_sync(true);
+  state_.set_joining(false);
+  for (uint16_t n : other_data_nodes())
+    if (auto conn = ctx_.peer(n)) (void)ctx_.rpc().send_oneway(*conn, msgs_.at(kJoinDone), {});
+  state_.set_status("in sync");
+  spdlog::info("recovery: {} is in sync and serving", t.nodes[ctx_.self()].name);
+}
+
+Task<bool> Recovery::announce_join() {
+  std::vector<uint16_t> pending = other_data_nodes();
+  for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
+    std::vector<uint16_t> asked;
+    std::vector<Task<rpc::Response>> calls;
+    for (uint16_t n : pending) {
+      auto conn = ctx_.peer(n);
+      if (!conn) continue;
+      asked.push_back(n);
+      calls.push_back([](rpc::Rpc& rpc, transport::ConnId c, rpc::MsgType type) -> Task<rpc::Response> {
+        co_return co_await rpc.call(c, type, {});
+      }(ctx_.rpc(), *conn, msgs_.at(kJoin)));
+    }
+    auto res = co_await rpc::when_all(std::move(calls));
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i].status == Code::kOk) std::erase(pending, asked[i]);
+    if (!pending.empty()) co_await ctx_.sched().sleep_for(kPollEvery);
+  }
+  const Topology& t = ctx_.topology();
+  for (uint16_t n : pending) {
+    spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
+    // A backup that is down misses writes: exclude it until it joins itself (a primary cannot be excluded).
+    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n)
+      ctx_.membership().set_member(n, MemberState::kFailed);
+  }
+  co_return true;
+}
+
+Task<bool> Recovery::copy_from(uint16_t source) {
+  const std::string& name = ctx_.topology().nodes[source].name;
+  uint64_t session = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
+  size_t copied = 0, skipped = 0;
+  spdlog::info("recovery: copying shard {} from {}", ctx_.topology().nodes[ctx_.self()].shard, name);
+  state_.set_status(
+      fmt::format("recovering: copying shard {} from {}", ctx_.topology().nodes[ctx_.self()].shard, name));
+  for (;;) {
+    auto conn = ctx_.peer(source);
+    if (!conn) co_return false;
+    rpc::Response r = co_await ctx_.rpc().call(*conn, msgs_.at(kSyncScan), rpc::as_bytes_of(session));
+    if (r.status != Code::kOk) co_return false;
+    rpc::Reader rd(r.payload);
+    auto done = rd.get<uint8_t>();
+    auto count = rd.get<uint32_t>();
+    for (uint32_t i = 0; i < count && rd.ok(); ++i) {
+      std::string_view key = rd.bytes(cluster::kMaxKeyBytes);
+      std::string_view value = rd.bytes(store::kMaxValueBytes);
+      auto version = rd.get<uint64_t>();
+      auto flags = rd.get<uint64_t>();
+      if (!rd.ok()) break;
+      bool applied = state_.apply_snapshot(
+          key, version, [&] { ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags); });
+      applied ? ++copied : ++skipped;
+    }
+    if (!rd.done()) {
+      spdlog::error("recovery: malformed snapshot page from {}", name);
+      co_return false;
+    }
+    if (done != 0) break;
+  }
+  spdlog::info("recovery: copied {} records from {} ({} superseded by newer deletes)", copied, name, skipped);
+  co_return true;
+}
+
+void Recovery::serve_scan(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  auto id = rd.get<uint64_t>();
+  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  ScanSession& s = scans_[{in.peer_node, id}];
+  s.last_used = std::chrono::steady_clock::now();
+  rpc::Writer items;
+  uint32_t count = 0;
+  for (;;) {
+    if (s.pending.empty() && !s.store_done) {
+      std::vector<store::ScanItem> page;
+      s.cursor = ctx_.table().scan(ctx_.session(), s.cursor, 64, &page);
+      s.store_done = s.cursor == 0;
+      for (auto& it : page) s.pending.push_back(std::move(it));
+    }
+    if (s.pending.empty()) break;
+    store::ScanItem& it = s.pending.front();
+    if (cluster::lockword::absent(it.lock_word)) {  // placeholders and pending deletes: logically absent
+      s.pending.pop_front();
+      continue;
+    }
+    if (count > 0 && items.data().size() + it.key.size() + it.value.size() + 32 > kScanPageBytes) break;
+    // A value written by a writer not yet known committed stays hidden from single-key reads at the copy too.
+    uint64_t flags = cluster::lockword::readable(it.lock_word) ? 0 : cluster::lockword::kNotReadable;
+    items.bytes(it.key).bytes(it.value).put(it.version).put(flags);
+    ++count;
+    s.pending.pop_front();
+  }
+  bool done = s.pending.empty() && s.store_done;
+  if (done) scans_.erase({in.peer_node, id});
+  rpc::Writer out;
+  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count);
+  std::string body = out.data() + items.data();
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
+}
+
+}  // namespace rdx::replication::primary_backup

@@ -1,0 +1,226 @@
+// Primary-backup's replica log (cluster/replica_log.h): how writes reach the backups, and what a backup does with
+// them. Used by the single-key writes of this protocol and by transaction protocols alike.
+//
+// At a backup (lock word bits: cluster/lockword.h):
+//   kApply    the write is applied at once with its version and marked not readable; resolve(committed) clears the
+//             mark if the record still holds that version (a later write stays hidden until its own notice).
+//   kHold     the write is kept by transaction id and the key's hold count goes up (the key is not readable while
+//             it is above 0); resolve applies it with its version (commit) or drops it (abort). kApply writes of a
+//             key never abort (the decision precedes them), so a notice may show one while holds still wait.
+// Deletes become absent records first (the key must not look missing at a backup before the delete committed) and
+// go when final; while this node joins, they leave tombstones (recovery.h).
+#include <spdlog/spdlog.h>
+
+#include "cluster/lockword.h"
+#include "cluster/record_locks.h"
+#include "replication/primary_backup/primary_backup.h"
+
+namespace rdx::replication::primary_backup {
+
+using namespace cluster::lockword;
+using cluster::LogMode;
+using cluster::LogWrite;
+using rpc::Task;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The writer's side.
+
+cluster::ReplicaLog::Scope PbWorker::begin() {
+  // The replica sets must be at least as new as the generation recorded: read the generation first.
+  const uint64_t gen = ctx_.membership().generation();
+  if (gen != seen_generation_) on_membership_change();
+  active_gens_.insert(gen);
+  ctx_.membership().publish_oldest_write(ctx_.worker_index(), *active_gens_.begin());
+  return Scope(this, gen);
+}
+
+void PbWorker::end(uint64_t gen) {
+  active_gens_.erase(active_gens_.find(gen));
+  ctx_.membership().publish_oldest_write(ctx_.worker_index(),
+                                         active_gens_.empty() ? cluster::Membership::kNoWrite : *active_gens_.begin());
+}
+
+std::map<uint16_t, LogBatch> PbWorker::by_backup(uint64_t txid, const std::vector<LogWrite>& writes,
+                                                 LogMode mode) const {
+  std::map<uint16_t, LogBatch> out;
+  const cluster::Topology& t = ctx_.topology();
+  for (const LogWrite& w : writes)
+    for (uint16_t node : backups_[t.shard_of_key(w.key)]) {
+      LogBatch& b = out[node];
+      b.txid = txid;
+      b.mode = mode;
+      b.writes.push_back(w);
+    }
+  return out;
+}
+
+// One batch to one backup: applied directly when it is this node; otherwise an ackable message whose failure
+// excludes the backup (it may have missed the write). Returns whether the backup has it.
+Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
+  if (node == ctx_.self()) {
+    if (msg == kReplicate) {
+      if (batch.mode == LogMode::kApply) {
+        apply_hidden(batch);
+      } else {
+        hold(batch);
+      }
+    } else if (batch.mode == LogMode::kApply) {
+      make_readable(batch);
+    } else {
+      resolve_held(batch);
+    }
+    co_return true;
+  }
+  auto conn = co_await connection_to(node);
+  if (!conn) {
+    exclude(node, Code::kUnavailable);
+    co_return false;
+  }
+  std::string payload = batch.encode();
+  if (msg == kResolve && batch.mode == LogMode::kApply) {  // readable notices are one-way
+    co_return ctx_.rpc().send_oneway(*conn, msgs_.at(msg), rpc::as_bytes_of(payload)).is_ok();
+  }
+  rpc::Response ack = co_await ctx_.rpc().call_ackable(*conn, msgs_.at(msg), rpc::as_bytes_of(payload));
+  if (ack.status != Code::kOk) exclude(node, ack.status);
+  co_return ack.status == Code::kOk;
+}
+
+Task<Code> PbWorker::replicate(const Scope&, uint64_t txid, std::vector<LogWrite> writes, LogMode mode) {
+  std::vector<Task<bool>> sends;
+  for (auto& [node, batch] : by_backup(txid, writes, mode))
+    sends.push_back(send_to(node, kReplicate, std::move(batch)));
+  co_await rpc::when_all(std::move(sends));
+  co_return Code::kOk;  // a backup that failed is excluded: the write is durable at every replica still counted
+}
+
+Task<void> PbWorker::resolve(const Scope&, uint64_t txid, std::vector<LogWrite> writes, LogMode mode, bool committed) {
+  if (mode == LogMode::kApply && !committed) co_return;  // nothing was decided before an applied write: never sent
+  std::vector<Task<bool>> sends;
+  for (auto& [node, batch] : by_backup(txid, writes, mode)) {
+    batch.committed = committed;
+    if (mode == LogMode::kHold)
+      for (LogWrite& w : batch.writes) w.value.reset();  // the backup kept the values
+    sends.push_back(send_to(node, kResolve, std::move(batch)));
+  }
+  co_await rpc::when_all(std::move(sends));
+}
+
+// Under the writer's lock: a value replaces the record (a placeholder becomes the key); a delete leaves an absent
+// record that the lock's release removes (cluster/record_locks.h).
+void PbWorker::apply_at_primary(const LogWrite& w) {
+  if (w.value) {
+    ctx_.table().put(ctx_.session(), w.key, *w.value, w.version, nullptr, 0);
+    cluster::clear_lock_bits(ctx_.table(), ctx_.session(), w.key, kAbsent);
+  } else {
+    cluster::set_lock_bits(ctx_.table(), ctx_.session(), w.key, kAbsent);
+    ctx_.table().put(ctx_.session(), w.key, "", w.version, nullptr, 0);
+  }
+  node_.log_feed().publish(w.key, w.value, w.version);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The backup's side.
+
+void PbWorker::apply_hidden(const LogBatch& b) {
+  for (const LogWrite& w : b.writes) {
+    // An existing record gets its flags before the value: hidden, and absent exactly when the write deletes (a
+    // value written over a pending delete is no delete any more).
+    const uint64_t bits = kNotReadable | (w.value ? 0 : kAbsent);
+    cluster::update_lock_bits(ctx_.table(), ctx_.session(), w.key, bits, w.value ? kAbsent : 0);
+    store::OpStatus s = ctx_.table().put(ctx_.session(), w.key, w.value ? std::string_view(*w.value) : "", w.version,
+                                         nullptr, /*new_lock_word=*/bits);
+    if (s != store::OpStatus::kOk && s != store::OpStatus::kStale)
+      spdlog::error("primary-backup: a replicated write of '{}' could not be applied ({})", w.key, static_cast<int>(s));
+  }
+}
+
+void PbWorker::make_readable(const LogBatch& b) {
+  for (const LogWrite& w : b.writes) {
+    for (;;) {
+      store::RecordRef ref = ctx_.table().find(ctx_.session(), w.key);
+      if (!ref.valid()) break;
+      uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+      if (retired(word)) continue;
+      // Only the write this notice is about: a later pending write stays hidden.
+      if (ref.version() != w.version || (word & kNotReadable) == 0) break;
+      // A committed delete goes, unless held writes of the key still wait (the last one's release removes it).
+      if (absent(word) && holds(word) == 0) {
+        remove_final(w.key, w.version);
+        break;
+      }
+      if (ref.lock_word().compare_exchange_strong(word, word & ~kNotReadable, std::memory_order_acq_rel)) break;
+    }
+  }
+}
+
+void PbWorker::hold(const LogBatch& b) {
+  for (const LogWrite& w : b.writes) {
+    for (;;) {
+      store::RecordRef ref = ctx_.table().find(ctx_.session(), w.key);
+      if (!ref.valid()) {
+        // A placeholder that carries the hold: the key stays absent unless the write commits. Version 0, so any
+        // committed write is newer (a fresh version of this table could be above the primary's).
+        store::OpStatus s = ctx_.table().put(ctx_.session(), w.key, {}, 0, nullptr, kAbsent | kHoldOne);
+        if (s == store::OpStatus::kStale) continue;  // created meanwhile
+        if (s != store::OpStatus::kOk) spdlog::error("primary-backup: cannot hold a write of '{}'", w.key);
+        break;
+      }
+      uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+      if (retired(word)) continue;
+      if (holds(word) == holds(kHoldMask)) {
+        spdlog::error("primary-backup: too many held writes of '{}'", w.key);
+        break;
+      }
+      if (ref.lock_word().compare_exchange_strong(word, word + kHoldOne, std::memory_order_acq_rel)) break;
+    }
+  }
+  held_[b.txid] = b.writes;
+}
+
+// A held write that commits is applied with its version: only if it is newer than what the record holds (a later
+// write of the key may have overtaken this notice), and only then do the record's flags follow it.
+void PbWorker::resolve_held(const LogBatch& b) {
+  auto it = held_.find(b.txid);
+  if (it == held_.end()) return;  // not held here (this node joined after the transaction replicated)
+  std::vector<LogWrite> held = std::move(it->second);
+  held_.erase(it);
+  for (LogWrite& w : held) {
+    if (b.committed) {
+      for (const LogWrite& r : b.writes)
+        if (r.key == w.key) w.version = r.version;
+      store::OpStatus s = w.version == 0
+                              ? store::OpStatus::kStale
+                              : ctx_.table().put(ctx_.session(), w.key, w.value ? std::string_view(*w.value) : "",
+                                                 w.version, nullptr, kAbsent | kHoldOne);
+      if (s == store::OpStatus::kOk) {
+        if (w.value) {
+          cluster::clear_lock_bits(ctx_.table(), ctx_.session(), w.key, kAbsent);
+        } else {
+          cluster::set_lock_bits(ctx_.table(), ctx_.session(), w.key, kAbsent);
+        }
+      }
+    }
+    release_hold(w.key);
+  }
+}
+
+void PbWorker::release_hold(const std::string& key) {
+  for (;;) {
+    store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
+    if (!ref.valid()) return;
+    uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+    if (retired(word)) continue;
+    if (holds(word) == 0) return;
+    const uint64_t next = word - kHoldOne;
+    if (!ref.lock_word().compare_exchange_strong(word, next, std::memory_order_acq_rel)) continue;
+    // The last hold of an absent key with no applied write pending: a committed delete, or nothing was written.
+    if (holds(next) == 0 && absent(next) && (next & kNotReadable) == 0) remove_final(key, ref.version());
+    return;
+  }
+}
+
+void PbWorker::remove_final(const std::string& key, uint64_t version) {
+  node_.recovery().delete_with_tombstone(key, version, [&] { ctx_.table().remove(ctx_.session(), key, version + 1); });
+}
+
+}  // namespace rdx::replication::primary_backup

@@ -1,0 +1,217 @@
+// Primary-backup's single-key operations: reads where a readable copy is, writes at the key's primary.
+#include <spdlog/spdlog.h>
+
+#include "cluster/lockword.h"
+#include "cluster/record_locks.h"
+#include "replication/primary_backup/primary_backup.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::primary_backup {
+
+using cluster::KvResult;
+using rpc::Task;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+// A key held by a writer is read again (GET) or waited for (a write) until this deadline, then reported.
+constexpr auto kHeldTimeout = std::chrono::seconds(5);
+
+KvResult unavailable(std::string why) {
+  KvResult r;
+  r.status = Code::kUnavailable;
+  r.error = std::move(why);
+  return r;
+}
+
+WriteResult write_failure(Code c, std::string why) {
+  WriteResult r;
+  r.status = c;
+  r.error = std::move(why);
+  return r;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reads.
+
+Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
+  const cluster::Topology& t = ctx_.topology();
+  const uint16_t primary = cluster::primary_of(t, key);
+  *busy = false;
+  bool here = ctx_.membership().in_sync() && cluster::is_replica_of(t, ctx_.self(), key) &&
+              (primary == ctx_.self() || node_.env().local_backup_reads);
+  cluster::Read r;
+  if (here) {
+    r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
+    // A backup that holds a write not yet known committed asks the primary, which knows.
+    if (r.status == Code::kBusy && primary != ctx_.self()) here = false;
+  }
+  if (!here) {
+    auto conn = ctx_.peer(primary);
+    if (!conn) co_return unavailable("the primary of this key's shard is not reachable");
+    rpc::Writer w;
+    w.bytes(key);
+    rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kGet), w.span());
+    r = cluster::decode_read_reply(resp);
+  }
+  KvResult out;
+  *busy = r.status == Code::kBusy;
+  out.status = r.status;
+  out.version = r.version;
+  out.value = std::move(r.value);
+  if (r.status == Code::kUnavailable) out.error = "a replica of this key is unavailable";
+  co_return out;
+}
+
+Task<KvResult> PbWorker::get(std::string key) {
+  auto deadline = Clock::now() + kHeldTimeout;
+  for (int attempt = 0;; ++attempt) {
+    bool busy = false;
+    KvResult r = co_await read_once(key, &busy);
+    if (!busy) co_return r;
+    if (Clock::now() > deadline) co_return unavailable("the key stayed held by a writer that did not finish");
+    for (int i = 0; i < std::min(1 << std::min(attempt, 8), 256); ++i) co_await ctx_.sched().yield();
+  }
+}
+
+Task<cluster::Read> PbWorker::read_committed(std::string key) {
+  KvResult r = co_await get(std::move(key));
+  co_return cluster::Read{r.status, std::move(r.value), r.version};
+}
+
+void PbWorker::serve_get(const rpc::Incoming& in) {
+  rpc::Reader r(in.payload);
+  std::string key(r.bytes(cluster::kMaxKeyBytes));
+  if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  ctx_.local_reads().read_for(in.reply_to(), std::move(key), cluster::ReadMode::kCommitted);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writes.
+
+Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
+  const uint16_t primary = cluster::primary_of(ctx_.topology(), key);
+  if (primary == ctx_.self()) co_return co_await write_at_primary(std::move(key), std::move(op));
+  auto conn = ctx_.peer(primary);
+  if (!conn) co_return write_failure(Code::kUnavailable, "the primary of this key's shard is not reachable");
+  rpc::Writer w;
+  w.bytes(key);
+  op.encode(w);
+  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kWrite), w.span());
+  if (resp.status != Code::kOk)
+    co_return write_failure(
+        resp.status, resp.status == Code::kTimeout ? "the primary did not answer in time" : std::string(resp.payload));
+  WriteResult out;
+  rpc::Reader rd(resp.payload);
+  if (!WriteResult::decode(rd, &out) || !rd.done())
+    co_return write_failure(Code::kInternal, "malformed answer from the primary");
+  co_return out;
+}
+
+void PbWorker::serve_write(const rpc::Incoming& in) {
+  rpc::Reader r(in.payload);
+  std::string key(r.bytes(cluster::kMaxKeyBytes));
+  Rmw op;
+  if (!Rmw::decode(r, &op) || !r.done() || key.empty()) {
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
+                              rpc::as_bytes_of(std::string_view("malformed write request")));
+  }
+  if (cluster::primary_of(ctx_.topology(), key) != ctx_.self()) {
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
+                              rpc::as_bytes_of(std::string_view("this node is not the key's primary")));
+  }
+  rpc::spawn([](PbWorker* self, rpc::ReplyTo to, std::string k, Rmw o) -> Task<void> {
+    WriteResult res = co_await self->write_at_primary(std::move(k), std::move(o));
+    rpc::Writer w;
+    res.encode(w);
+    self->ctx_.rpc().respond(to, Code::kOk, w.span());
+  }(this, in.reply_to(), std::move(key), std::move(op)));
+}
+
+Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
+  if (!ctx_.membership().in_sync())
+    co_return write_failure(Code::kUnavailable, "the primary of this key is recovering its copy of the shard");
+  // The key's turn: writers of this key on this node go one at a time, in arrival order.
+  const uint64_t h = KeyTurns::hash(key);
+  const bool node_wide = ctx_.topology().shards[ctx_.topology().shard_of_key(key)].members.size() > 1;
+  KeyTurns::SetWaiter me{key};
+  if (!turns_.try_enter(h, node_wide)) co_await turns_.enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
+  if (me.absorbed) {  // a later put of this key wrote for us
+    me.result.combined = true;
+    co_return std::move(me.result);
+  }
+  WriteResult r = co_await write_locked(key, op);
+  turns_.leave(h);
+  turns_.finish(me, r);
+  co_return r;
+}
+
+// With the key's turn: lock the record (transactions may hold it: wait, they finish quickly), evaluate, replicate to
+// the backups (applied hidden there), apply here, unlock, then let the backups show it.
+Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op) {
+  const uint64_t writer = ctx_.next_writer_id();
+  auto deadline = Clock::now() + kHeldTimeout;
+  cluster::LockResult lock;
+  for (int attempt = 0;; ++attempt) {
+    lock = cluster::try_lock(ctx_.table(), ctx_.session(), key, writer);
+    if (lock.status != cluster::LockStatus::kHeld) break;
+    if (Clock::now() > deadline)
+      co_return write_failure(Code::kUnavailable, "the key stayed locked by a transaction that did not finish");
+    for (int i = 0; i < std::min(1 << std::min(attempt, 6), 64); ++i) co_await ctx_.sched().yield();
+  }
+  if (lock.status == cluster::LockStatus::kNoMemory)
+    co_return write_failure(Code::kResourceExhausted, "the store is full");
+  if (lock.status != cluster::LockStatus::kLocked) co_return write_failure(Code::kInvalidArgument, "key not storable");
+
+  std::optional<std::string> current;
+  if (lock.existed) {
+    std::string value;
+    uint64_t version = 0, word = 0;
+    store::OpStatus s = ctx_.table().get(ctx_.session(), key, &value, &version, &word);
+    if (s == store::OpStatus::kOk && !cluster::lockword::absent(word)) current = std::move(value);
+  }
+  Applied a = apply_rmw(op, current);
+  WriteResult res;
+  res.status = a.status;
+  res.error = a.error;
+  res.existed = current.has_value();
+  res.applied = a.applied;
+  res.number = a.number;
+  if (op.return_old && current) res.old_value = *current;
+  res.prior_version = current ? lock.version : 0;
+  res.version = res.prior_version;
+  if (!a.write) {
+    cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
+    co_return res;
+  }
+
+  cluster::LogWrite w{key, std::move(a.new_value), lock.version + 1};
+  Scope scope = begin();
+  if (node_.env().faults.ack_before_replication) {
+    // Planted fault (tests only): the write is visible and acknowledged here before the backups have it.
+    apply_at_primary(w);
+    cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
+    rpc::spawn([](PbWorker* self, Scope sc, cluster::LogWrite lw) -> Task<void> {
+      co_await self->ctx_.sched().sleep_for(std::chrono::milliseconds(2));
+      std::vector<cluster::LogWrite> ws{lw};
+      (void)co_await self->replicate(sc, lw.version, ws, cluster::LogMode::kApply);
+      co_await self->resolve(sc, lw.version, std::move(ws), cluster::LogMode::kApply, true);
+    }(this, std::move(scope), w));
+    res.version = w.version;
+    co_return res;
+  }
+  std::vector<cluster::LogWrite> ws{w};
+  // Always kOk here: a backup that does not acknowledge is excluded, and the write is at every replica still counted.
+  (void)co_await replicate(scope, writer, ws, cluster::LogMode::kApply);
+  apply_at_primary(w);
+  cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
+  res.version = w.version;
+  // Not awaited: readable notices are one-way, and the scope (kept by the resolve) ends once they are sent.
+  rpc::spawn([](PbWorker* self, Scope sc, uint64_t id, std::vector<cluster::LogWrite> lws) -> Task<void> {
+    co_await self->resolve(sc, id, std::move(lws), cluster::LogMode::kApply, true);
+  }(this, std::move(scope), writer, std::move(ws)));
+  co_return res;
+}
+
+}  // namespace rdx::replication::primary_backup

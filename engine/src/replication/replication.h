@@ -1,0 +1,100 @@
+#pragma once
+// The replication family: how the replicas of a shard stay consistent. A protocol is one folder under
+// engine/src/replication/ plus one line in registry.cc; the family's conformance suite
+// (engine/tests/conformance/replication_conformance.cc) then runs on it. See README.md in this folder.
+//
+// A protocol has two parts:
+//   ReplicationNode      one per node: state its workers share, recovery state, the node's log feed;
+//   ReplicationProtocol  one per worker thread, made by the node part: the single-key operations of clients on this
+//                        worker, the protocol's message handlers, and the hooks the worker calls.
+// Every write of a key reaches its replicas through the cluster's replication protocol: single-key operations here,
+// transactions through ReplicaLog (cluster/replica_log.h), which only protocols registered with
+// `carries_transactions` implement.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cluster/kv_api.h"
+#include "cluster/log_feed.h"
+#include "cluster/replica_log.h"
+#include "cluster/worker_context.h"
+#include "common/registry.h"
+#include "replication/ops.h"
+#include "rpc/task.h"
+
+namespace rdx::replication {
+
+// Faults a test may plant in a protocol to show that the conformance checks catch them. Never set in production
+// (they are not reachable from the topology file).
+struct TestFaults {
+  bool ack_before_replication = false;  // acknowledge writes before the other replicas have them
+};
+
+// What the node-wide part gets when the node starts.
+struct NodeEnv {
+  const cluster::Topology& topology;
+  uint16_t self;
+  cluster::Membership& membership;
+  rpc::MsgRange msgs;  // this protocol's message types (its registry line)
+  bool local_backup_reads =
+      true;  // a replica that is not the primary may answer reads (topology txn.local_backup_reads)
+  TestFaults faults;
+};
+
+class ReplicationProtocol {
+ public:
+  virtual ~ReplicationProtocol() = default;
+  // Registers the protocol's message handlers (only types in its range).
+  virtual Status start() = 0;
+
+  // Single-key operations of clients of this worker (sessions, FAA/CAS variants and the asynchronous form come with
+  // the Odyssey protocols; Rmw already carries FAA and compare-and-set).
+  // get: kOk (value, version), kNotFound, or a failure with `error`.
+  virtual rpc::Task<cluster::KvResult> get(std::string key) = 0;
+  virtual rpc::Task<WriteResult> write(std::string key, Rmw op) = 0;
+
+  // Recovery of this node as a joining member: brings its copy of the shard up to date, then marks it in sync
+  // (Membership::set_in_sync), from when on the node serves. The worker starts it once, on worker 0; it runs until
+  // the node stops, and recovers again whenever the protocol finds that this node may have missed writes.
+  virtual rpc::Task<void> recover() = 0;
+
+  // Hooks the worker calls on its thread.
+  virtual void on_peer_lost(uint16_t node) = 0;  // this worker's connection to `node` broke
+  virtual void on_peer_back(uint16_t node) = 0;  // it is up again
+  virtual void on_membership_change() = 0;       // Membership's generation changed (any worker or message did it)
+  virtual void tick() = 0;                       // about every 100 ms
+
+  // The protocol's transaction log when it carries transactions (the registry line says so), else null.
+  virtual cluster::ReplicaLog* replica_log() = 0;
+};
+
+class ReplicationNode {
+ public:
+  virtual ~ReplicationNode() = default;
+  virtual std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) = 0;
+  // Every write this node applies as a key's primary (read replicas subscribe here).
+  virtual cluster::LogFeed& log_feed() = 0;
+  // One line for /readyz and INFO when the node is not serving: why (e.g. "copying shard 0 from n1").
+  virtual std::string recovery_state() const = 0;
+};
+
+// Which member losses a protocol survives while it keeps serving every key (the conformance suite checks it).
+enum class Survives : uint8_t {
+  kNoLoss,      // any member's loss stops writes of its shard
+  kBackupLoss,  // the loss of a member that is not the shard's primary
+  kMinority,    // any minority of the shard's members
+};
+
+struct ReplicationEntry {
+  std::string_view name;
+  rpc::MsgRange msgs;  // inside cluster::msgs::kReplicationBlock, disjoint from every other line's
+  std::unique_ptr<ReplicationNode> (*make)(const NodeEnv& env);
+  bool carries_transactions;  // replica_log() is not null: a transaction protocol may run over it
+  Survives survives;
+  std::string_view summary;
+};
+
+const Registry<ReplicationEntry>& replication_protocols();
+
+}  // namespace rdx::replication

@@ -1,0 +1,75 @@
+// What a node refuses before it starts: protocols and primitives this build does not implement, combinations the
+// families-and-keys rule forbids, and message ranges that collide.
+#include "server/node.h"
+
+#include <gtest/gtest.h>
+
+namespace rdx::server {
+namespace {
+
+cluster::Topology topology(const std::string& replication, const std::string& txn, const std::string& primitives) {
+  auto t = cluster::parse_topology(R"({"cluster": "t", "epoch": 1,
+    "transport": {"kind": "tcp", "primitives": ")" +
+                                   primitives + R"("},
+    "replication": {"protocol": ")" +
+                                   replication + R"("}, "txn": {"protocol": ")" + txn + R"("},
+    "shards": [{"id": 0, "members": ["n0"]}], "nodes": [{"name": "n0", "host": "127.0.0.1", "port": 7001}]})");
+  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+  return t.value();
+}
+
+Status create(const cluster::Topology& t) {
+  NodeOptions o;
+  o.node_name = "n0";
+  return Node::create(t, o).status();
+}
+
+TEST(Node, RefusesProtocolsThisBuildDoesNotImplementNamingTheOnesItHas) {
+  EXPECT_TRUE(create(topology("primary-backup", "dnl4", "rpc")).is_ok());
+  Status rep = create(topology("hermes", "dnl4", "rpc"));
+  EXPECT_EQ(rep.code(), Code::kUnsupported);
+  EXPECT_NE(rep.message().find("replication protocol 'hermes' is not implemented"), std::string::npos) << rep.message();
+  EXPECT_NE(rep.message().find("primary-backup"), std::string::npos) << rep.message();
+  Status cc = create(topology("primary-backup", "occ", "rpc"));
+  EXPECT_EQ(cc.code(), Code::kUnsupported);
+  EXPECT_NE(cc.message().find("dnl4, dnl2, dnl1"), std::string::npos) << cc.message();
+}
+
+TEST(Node, RefusesPrimitivesTheProtocolDoesNotHonour) {
+  for (const char* p : {"onesided", "hybrid"}) {
+    Status st = create(topology("primary-backup", "dnl2", p));
+    EXPECT_EQ(st.code(), Code::kUnsupported) << p;
+    EXPECT_NE(st.message().find("runs every phase over RPC"), std::string::npos) << st.message();
+  }
+}
+
+TEST(Node, TransactionsNeedAReplicationProtocolThatCarriesThem) {
+  const auto* pb = replication::replication_protocols().find("primary-backup");
+  const auto* dnl4 = txn::cc_protocols().find("dnl4");
+  ASSERT_NE(pb, nullptr);
+  ASSERT_NE(dnl4, nullptr);
+  EXPECT_TRUE(check_families(*pb, *dnl4).is_ok());
+  replication::ReplicationEntry single_key = *pb;
+  single_key.name = "single-key-only";
+  single_key.carries_transactions = false;
+  Status st = check_families(single_key, *dnl4);
+  EXPECT_EQ(st.code(), Code::kUnsupported);
+  EXPECT_NE(st.message().find("'single-key-only' replicates single keys only"), std::string::npos) << st.message();
+}
+
+TEST(Node, MessageRangesOfThisBuildAreDisjointAndOverlapsAreNamed) {
+  auto ranges = message_ranges();
+  ASSERT_TRUE(ranges.is_ok()) << ranges.status().to_string();
+  EXPECT_TRUE(check_disjoint(ranges.value()).is_ok()) << check_disjoint(ranges.value()).to_string();
+  // Every registered protocol has a range.
+  size_t protocols = replication::replication_protocols().entries().size() + txn::cc_protocols().entries().size();
+  EXPECT_EQ(ranges->size(), std::size(cluster::msgs::kServices) + protocols);
+  std::vector<NamedRange> clash = ranges.value();
+  clash.push_back({"a copy", clash.back().range});
+  Status st = check_disjoint(clash);
+  EXPECT_EQ(st.code(), Code::kInternal);
+  EXPECT_NE(st.message().find("a copy"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace rdx::server

@@ -1,0 +1,122 @@
+#pragma once
+// The transaction family: concurrency-control protocols. A protocol is one folder under engine/src/txn/ plus one
+// line in protocols.def; the family's conformance suite (engine/tests/conformance/txn_conformance.cc) then runs on
+// it. See README.md in this folder.
+//
+// The generic part (service.h) owns the transaction context: reads already done, buffered writes, preconditions,
+// history and statistics. A protocol decides the rest, through three calls:
+//   read(tx, key)   an execution-phase read of a key the transaction has not read or written yet: lock-based
+//                   protocols lock here (NOWAIT, WAITDIE), multi-version ones pick the version for the
+//                   transaction's timestamp (MVCC), lease-based ones take a lease (SUNDIAL), optimistic ones read the
+//                   latest value (OCC, Dandelion; ReadPath does that)
+//   commit(tx)      decides, replicates through the cluster's ReplicaLog (never to replicas directly), applies at
+//                   the primaries with ReplicaLog::apply_at_primary, releases; fills tx.committed_versions
+//   abort(tx)       the transaction ends without commit: releases what read() took
+// Deterministic protocols (CALVIN) get the keys up front in tx.declared (MULTI/EXEC declares them).
+// Each phase may run over RPC or one-sided operations: the protocol's registry line says which phases it can run
+// one-sided, and it honours CcEnv::primitives (topology transport.primitives), which the node checks against that.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cluster/replica_log.h"
+#include "cluster/worker_context.h"
+#include "common/registry.h"
+#include "rpc/task.h"
+#include "txn/txn.h"
+
+namespace rdx::txn {
+
+// Protocol phases, for the per-phase primitive choice (RCC's bitmask).
+enum class Phase : uint8_t {
+  kRead = 0,
+  kLock,
+  kValidate,
+  kLog,
+  kCommit,
+  kRelease,
+  kRenew,           // SUNDIAL lease renewal
+  kInputBroadcast,  // CALVIN
+  kValueForward,    // CALVIN
+};
+inline constexpr uint32_t phase_bit(Phase p) { return uint32_t{1} << static_cast<uint8_t>(p); }
+
+// Which phases run one-sided (the rest over RPC).
+struct Primitives {
+  std::string mode = "rpc";  // rpc | onesided | hybrid (topology transport.primitives)
+  uint32_t onesided = 0;
+  bool onesided_for(Phase p) const { return (onesided & phase_bit(p)) != 0; }
+};
+
+// What a transaction is while it runs (owned by the generic Transaction; protocols read and fill it).
+struct TxState {
+  uint64_t id = 0;  // unique in the cluster (cluster::WorkerContext::next_writer_id); record locks carry it
+  std::string type = "tx";
+  int64_t start_ns = 0;  // CLOCK_REALTIME at begin (histories)
+  std::chrono::steady_clock::time_point t0;
+  const DeclaredKeys* declared = nullptr;
+  bool failed = false;  // a read could not be served: the commit must report kUnavailable
+  std::map<std::string, Read> reads;
+  std::map<std::string, std::optional<std::string>> writes;  // nullopt: delete
+  std::map<std::string, uint64_t> expects;                   // WATCH: key -> version (0 = absent)
+  std::map<std::string, uint64_t> committed_versions;        // filled by commit: key -> version created
+};
+
+// Counters every protocol may add to (reported by the benchmark service and metrics).
+struct TxnCounters {
+  uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0;
+  uint64_t read_only_commits = 0;
+};
+
+// Switches a run may change (the topology sets the defaults; the benchmark service overrides them per run).
+struct TxnOptions {
+  bool local_backup_reads = true;  // execution reads may use this node's backup copy
+  bool ht_batching = true;         // local reads of one worker-loop iteration go to the table as one batch
+  bool record_history = false;
+  bool validation_off =
+      false;  // test only: a planted anomaly (commit does not check what was read) the checker must catch
+};
+
+class ReadPath;
+
+// What a protocol gets when its worker starts.
+struct CcEnv {
+  cluster::WorkerContext& ctx;
+  cluster::ReplicaLog& log;
+  ReadPath& reads;
+  rpc::MsgRange msgs;  // its message types (its registry line)
+  Primitives primitives;
+  TxnCounters& counters;
+  const TxnOptions& options;
+};
+
+class ConcurrencyControl {
+ public:
+  virtual ~ConcurrencyControl() = default;
+  // Registers the protocol's message handlers (only types in its range).
+  virtual Status start() = 0;
+  virtual rpc::Task<Read> read(TxState& tx, const std::string& key) = 0;
+  virtual rpc::Task<Outcome> commit(TxState& tx) = 0;
+  virtual void abort(TxState& tx) = 0;
+};
+
+struct CcEntry {
+  std::string_view name;
+  rpc::MsgRange msgs;  // inside cluster::msgs::kTxnBlock, disjoint from every other line's
+  std::unique_ptr<ConcurrencyControl> (*make)(const CcEnv& env);
+  uint32_t onesided_phases;  // phases it can run one-sided (0: RPC only)
+  uint32_t hybrid_phases;    // the phases `hybrid` runs one-sided
+  std::string_view summary;
+};
+
+const Registry<CcEntry>& cc_protocols();
+
+// The primitives a topology asks for (rpc | onesided | hybrid), if the protocol honours them; else kUnsupported
+// naming what it honours.
+Result<Primitives> primitives_for(const CcEntry& cc, std::string_view mode);
+
+}  // namespace rdx::txn

@@ -1,0 +1,59 @@
+#pragma once
+// Dandelion's commit protocols (the Dandelion seed, Table 4): configurations of one skeleton of four steps (lock,
+// validate, replicate, unlock), with the replication step through the cluster's replica log:
+//   dnl4  lock W at primaries, validate R, replicate W (applied hidden at backups), unlock (applying W); reported
+//         after the unlock acks
+//   dnl2  lock R+W at primaries with version checks, replicate W to the backups and apply it at the primaries;
+//         reported after that, unlocked afterwards
+//   dnl1  lock R+W at primaries (W logged with the locks) and hold W at the backups in the same round trip;
+//         reported after it; applied at unlock, and at the backups when the hold is resolved
+//   dnl-ro read-only transactions under every protocol: validate R at primaries only
+// Execution reads are OCC's (txn/reads.h: the latest value, locally when a copy is here). Every phase runs over RPC.
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "txn/cc.h"
+#include "txn/dandelion/participant.h"
+#include "txn/reads.h"
+
+namespace rdx::txn::dandelion {
+
+struct CommitSteps {
+  bool lock_reads;           // read set locked (with version checks) instead of validated
+  bool hold_at_backups;      // W held at backups with the locks (kHold), applied when resolved
+  bool validate;             // separate read validation step
+  bool replicate;            // W replicated to backups after locking (kApply)
+  bool apply_in_replicate;   // W applied at primaries in the replication step (else at unlock)
+  bool report_after_unlock;  // wait for unlock acks before reporting commit
+};
+
+std::unique_ptr<ConcurrencyControl> make_dnl4(const CcEnv& env);
+std::unique_ptr<ConcurrencyControl> make_dnl2(const CcEnv& env);
+std::unique_ptr<ConcurrencyControl> make_dnl1(const CcEnv& env);
+
+class Dandelion final : public ConcurrencyControl {
+ public:
+  Dandelion(const CcEnv& env, CommitSteps steps) : env_(env), steps_(steps), participant_(env.ctx, env.log) {}
+  Status start() override;
+  rpc::Task<Read> read(TxState&, const std::string& key) override { return env_.reads.read(key); }
+  rpc::Task<Outcome> commit(TxState& tx) override;
+  void abort(TxState&) override {}  // nothing is locked before commit
+
+ private:
+  using StepResult = std::pair<Code, std::vector<ItemResult>>;
+  // One step at one node: a direct call for this node, else an RPC.
+  rpc::Task<StepResult> step(uint16_t node, Msg type, Batch batch);
+  rpc::Task<Outcome> validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks);
+  rpc::Task<void> unlock_all(std::map<uint16_t, Batch> unlocks);
+  rpc::Task<void> finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
+                         std::vector<cluster::LogWrite> writes, cluster::LogMode mode, bool committed);
+  uint16_t primary_of(std::string_view key) const { return cluster::primary_of(env_.ctx.topology(), key); }
+
+  CcEnv env_;
+  CommitSteps steps_;
+  Participant participant_;
+};
+
+}  // namespace rdx::txn::dandelion

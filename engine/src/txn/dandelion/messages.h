@@ -1,0 +1,109 @@
+#pragma once
+// Messages between Dandelion's coordinators and participants. Every step carries a batch of items for one node, so
+// a transaction sends one message per node per step and the RPC layer batches messages of many transactions into one
+// packet. Decoding validates every field (rpc::Reader); a malformed message is answered with kInvalidArgument.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rpc/codec.h"
+#include "rpc/rpc.h"
+
+namespace rdx::txn::dandelion {
+
+// Offsets in the protocol's message range (its registry line). Every message goes to a key's primary: what reaches
+// the backups travels through the cluster's replica log.
+enum Msg : uint16_t {
+  kLock = 0,      // request: Batch -> per-item ItemResult
+  kValidate = 1,  // request: Batch -> per-item ItemResult
+  kApply = 2,     // ackable (dnl2): apply the writes under the locks
+  kUnlock = 3,    // ackable: commit (apply carried or logged values) or abort, and release
+};
+
+enum class ItemStatus : uint8_t {
+  kOk = 0,
+  kLocked = 1,   // held by another transaction
+  kChanged = 2,  // version differs from the one read
+  kNoMemory = 3,
+  kInvalid = 4,
+};
+
+enum ItemFlags : uint8_t {
+  kWrite = 1,           // a write (else a read lock / read validation)
+  kDelete = 2,          // the write deletes the key
+  kCheckVersion = 4,    // lock only if the version is still `version`
+  kHasValue = 8,        // value present (logged at lock time: dnl1; or applied at unlock: dnl4)
+  kCommit = 16,         // unlock: commit (else abort)
+  kApplyAtUnlock = 32,  // unlock with kCommit: apply the write now (its value travels with it or was logged)
+};
+
+struct Item {
+  std::string key;
+  uint8_t flags = 0;
+  uint64_t version = 0;  // lock/validate: the version read (0 = absent); apply/unlock: the new version
+  std::string value;
+
+  void encode(rpc::Writer& w) const { w.bytes(key).put(flags).put(version).bytes(value); }
+  static Item decode(rpc::Reader& r) {
+    Item it;
+    it.key = std::string(r.bytes(1024));
+    it.flags = r.get<uint8_t>();
+    it.version = r.get<uint64_t>();
+    it.value = std::string(r.bytes(1 << 20));
+    return it;
+  }
+};
+
+struct Batch {
+  uint64_t txid = 0;
+  std::vector<Item> items;
+
+  std::string encode() const {
+    rpc::Writer w;
+    w.put(txid).put(static_cast<uint32_t>(items.size()));
+    for (const Item& it : items) it.encode(w);
+    return w.data();
+  }
+  static std::optional<Batch> decode(std::span<const std::byte> payload) {
+    rpc::Reader r(payload);
+    Batch b;
+    b.txid = r.get<uint64_t>();
+    auto n = r.get<uint32_t>();
+    if (!r.ok() || n > 4096) return std::nullopt;
+    b.items.reserve(n);
+    for (uint32_t i = 0; i < n && r.ok(); ++i) b.items.push_back(Item::decode(r));
+    if (!r.done()) return std::nullopt;
+    return b;
+  }
+};
+
+// Per-item results of lock / validate / replicate: a status and a version (lock: the version at lock time).
+struct ItemResult {
+  ItemStatus status = ItemStatus::kOk;
+  uint64_t version = 0;
+};
+
+inline std::string encode_results(const std::vector<ItemResult>& rs) {
+  rpc::Writer w;
+  w.put(static_cast<uint32_t>(rs.size()));
+  for (const ItemResult& r : rs) w.put(static_cast<uint8_t>(r.status)).put(r.version);
+  return w.data();
+}
+
+inline std::optional<std::vector<ItemResult>> decode_results(std::string_view payload, size_t expect) {
+  rpc::Reader r(payload);
+  auto n = r.get<uint32_t>();
+  if (!r.ok() || n != expect) return std::nullopt;
+  std::vector<ItemResult> rs(n);
+  for (auto& x : rs) {
+    auto s = r.get<uint8_t>();
+    x.version = r.get<uint64_t>();
+    if (s > static_cast<uint8_t>(ItemStatus::kInvalid)) return std::nullopt;
+    x.status = static_cast<ItemStatus>(s);
+  }
+  if (!r.done()) return std::nullopt;
+  return rs;
+}
+
+}  // namespace rdx::txn::dandelion

@@ -1,0 +1,43 @@
+#include "txn/reads.h"
+
+#include "cluster/kv_api.h"
+#include "rpc/codec.h"
+
+namespace rdx::txn {
+
+Status ReadPath::start() {
+  return ctx_.rpc().on(kReadAtReplica, [this](const rpc::Incoming& in) {
+    rpc::Reader r(in.payload);
+    std::string key(r.bytes(cluster::kMaxKeyBytes));
+    if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+    ctx_.local_reads().read_for(in.reply_to(), std::move(key), cluster::ReadMode::kLatest);
+  });
+}
+
+bool ReadPath::reads_locally(std::string_view key, bool* at_backup) const {
+  const cluster::Topology& t = ctx_.topology();
+  if (!ctx_.membership().in_sync() || !cluster::is_replica_of(t, ctx_.self(), key)) return false;
+  *at_backup = cluster::primary_of(t, key) != ctx_.self();
+  return !*at_backup || options_.local_backup_reads;
+}
+
+rpc::Task<Read> ReadPath::read(std::string key) {
+  bool at_backup = false;
+  if (reads_locally(key, &at_backup)) {
+    ++counters_.local_reads;
+    if (at_backup) ++counters_.local_backup_reads;
+    co_return co_await ctx_.local_reads().read(std::move(key), cluster::ReadMode::kLatest);
+  }
+  ++counters_.remote_reads;
+  // The node first: the argument that moves `key` may be initialized before primary_of(key) is evaluated.
+  const uint16_t primary = cluster::primary_of(ctx_.topology(), key);
+  auto conn = ctx_.peer(primary);
+  if (!conn) co_return Read{Code::kUnavailable, {}, 0};
+  rpc::Writer w;
+  w.bytes(key);
+  rpc::Response resp = co_await ctx_.rpc().call(*conn, kReadAtReplica, w.span());
+  co_return cluster::decode_read_reply(resp);
+}
+
+}  // namespace rdx::txn

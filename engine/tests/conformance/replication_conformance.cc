@@ -1,0 +1,273 @@
+// The replication family's conformance suite: every protocol registered in replication/protocols.def runs it.
+//  - Concurrent single-key operations (GET, put, FAA, put-if-absent, compare-and-set, delete) from every worker of
+//    every node on a few hot keys: the history, each operation a one-key transaction with the versions it saw and
+//    created, goes through the strict-serializability checker, which for single-key operations is linearizability.
+//  - The same while a member the protocol claims to survive (registry line: `survives`) is stopped half-way: the
+//    others keep serving, no operation fails, and the history stays linearizable.
+//  - The primary's log feed carries every write of the history once, in version order per key.
+//  - A planted fault (writes acknowledged before the other replicas have them) must be caught by the same check.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "checker/checker.h"
+#include "test_cluster.h"
+
+namespace rdx::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+using replication::Rmw;
+
+constexpr int kKeys = 4;
+
+struct Run {
+  std::atomic<bool> go{false};
+  std::vector<std::atomic<bool>> stop_node;  // a node's drivers stop issuing operations
+  std::atomic<bool> until_told{false};       // clients run until `finish` instead of ops_per_client operations
+  std::atomic<bool> finish{false};
+  std::atomic<int> active{0};
+  std::atomic<uint64_t> ops_done{0};
+  std::mutex mu;
+  std::vector<txn::TxRecord> history;
+  std::vector<std::string> failures;
+  int ops_per_client = 250;
+  int clients_per_worker = 6;
+  explicit Run(int nodes) : stop_node(nodes) {}
+};
+
+// One worker's clients: random single-key operations on kKeys keys, each recorded with its real-time interval.
+class KvDriver final : public server::Service {
+ public:
+  KvDriver(server::ServiceEnv& env, Run& run, int node)
+      : env_(env), run_(run), node_(node), rng_(node * 7919 + env.ctx.worker_index()) {}
+
+  size_t poll() override {
+    if (started_ || !run_.go.load()) return 0;
+    started_ = true;
+    for (int i = 0; i < run_.clients_per_worker; ++i) {
+      ++active_;
+      ++run_.active;
+      rpc::spawn(client());
+    }
+    return 1;
+  }
+  size_t inflight() const override { return static_cast<size_t>(active_); }
+
+ private:
+  rpc::Task<void> client() {
+    for (int i = 0; (run_.until_told ? !run_.finish.load() : i < run_.ops_per_client) && !run_.stop_node[node_].load();
+         ++i)
+      co_await one_op();
+    --active_;
+    --run_.active;
+  }
+
+  rpc::Task<void> one_op() {
+    const std::string key = "key" + std::to_string(rng_() % kKeys);
+    txn::TxRecord rec;
+    rec.id = (uint64_t{static_cast<uint32_t>(node_)} << 40) | (uint64_t{env_.ctx.worker_index()} << 32) | ++seq_;
+    const unsigned dice = rng_() % 100;
+    rec.start_ns = now_ns();
+    if (dice < 40) {
+      rec.type = "get";
+      cluster::KvResult r = co_await env_.replication.get(key);
+      rec.end_ns = now_ns();
+      rec.committed = r.status == Code::kOk || r.status == Code::kNotFound;
+      if (rec.committed) {
+        rec.reads.push_back({key, r.status == Code::kOk ? r.version : 0});
+        if (r.status == Code::kOk) last_seen_[key] = r.value;
+      }
+      if (!rec.committed) fail(fmt::format("get {}: {} {}", key, code_name(r.status), r.error));
+    } else {
+      Rmw op;
+      if (dice < 65) {
+        rec.type = "put";
+        op = Rmw::put(std::to_string(rng_() % 1000));
+      } else if (dice < 85) {
+        rec.type = "add";
+        op = Rmw::add(static_cast<int64_t>(rng_() % 7) - 3);
+      } else if (dice < 90) {
+        rec.type = "put-if-absent";
+        op = Rmw::put("1");
+        op.when = Rmw::When::kIfAbsent;
+      } else if (dice < 95) {
+        rec.type = "compare-and-set";
+        op = Rmw::put(std::to_string(rng_() % 1000));
+        op.when = Rmw::When::kIfEquals;
+        op.expected = last_seen_.count(key) ? last_seen_[key] : "0";
+      } else {
+        rec.type = "delete";
+        op = Rmw::remove();
+      }
+      const bool reads = !op.is_blind_put();
+      replication::WriteResult r = co_await env_.replication.write(key, std::move(op));
+      rec.end_ns = now_ns();
+      rec.committed = r.status == Code::kOk;
+      if (!rec.committed) {
+        fail(fmt::format("{} {}: {} {}", rec.type, key, code_name(r.status), r.error));
+      } else if (!r.combined) {
+        if (reads) rec.reads.push_back({key, r.prior_version});
+        if (r.version != r.prior_version) rec.writes.push_back({key, r.version, rec.type == "delete"});
+      }
+    }
+    ++run_.ops_done;
+    std::lock_guard<std::mutex> lk(run_.mu);
+    run_.history.push_back(std::move(rec));
+  }
+
+  void fail(std::string what) {
+    std::lock_guard<std::mutex> lk(run_.mu);
+    run_.failures.push_back(fmt::format("n{}: {}", node_, std::move(what)));
+  }
+
+  server::ServiceEnv& env_;
+  Run& run_;
+  int node_;
+  std::mt19937_64 rng_;
+  bool started_ = false;
+  int active_ = 0;
+  uint64_t seq_ = 0;
+  std::map<std::string, std::string> last_seen_;
+};
+
+struct Outcome {
+  std::vector<txn::TxRecord> history;
+  std::vector<std::string> failures;
+  checker::CheckReport report;
+  std::vector<cluster::LogRecord> feed;  // copies (key and value owned below)
+  std::vector<std::string> feed_keys;
+  uint64_t ops_after_stop = 0;
+};
+
+// Runs the clients on a 3-node cluster; with `stop_member`, stops node 2 once a third of the operations are done.
+Outcome run_cluster(const std::string& protocol, replication::TestFaults faults, bool stop_member) {
+  Outcome out;
+  ClusterOptions o;
+  o.replication = protocol;
+  o.faults = faults;
+  Run run(o.nodes);
+  run.until_told = stop_member;
+  TestCluster c(o, [&run](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
+    return std::make_unique<KvDriver>(env, run, node);
+  });
+  std::mutex feed_mu;
+  uint64_t sub = c.node(0).replication().log_feed().subscribe([&](const cluster::LogRecord& r) {
+    std::lock_guard<std::mutex> lk(feed_mu);
+    out.feed.push_back(cluster::LogRecord{r.lsn, {}, nullptr, r.version});
+    out.feed_keys.emplace_back(r.key);
+  });
+  EXPECT_TRUE(c.start());
+  const uint64_t total = uint64_t(o.nodes) * o.workers * run.clients_per_worker * run.ops_per_client;
+  run.go = true;
+  uint64_t at_stop = 0;
+  if (stop_member) {  // a third of the usual operations, then node 2 goes; the others run on for a second
+    EXPECT_TRUE(wait_for([&] { return run.ops_done.load() >= total / 3; }, 60s));
+    run.stop_node[2] = true;
+    c.stop(2);
+    at_stop = run.ops_done.load();
+    std::this_thread::sleep_for(1s);
+    out.ops_after_stop = run.ops_done.load() - at_stop;
+    run.finish = true;
+  }
+  EXPECT_TRUE(wait_for([&] { return run.go && run.active.load() == 0 && run.ops_done.load() > 0; }, 120s))
+      << run.ops_done.load() << " of " << total << " operations done";
+  c.node(0).replication().log_feed().unsubscribe(sub);
+  std::lock_guard<std::mutex> lk(run.mu);
+  out.history = run.history;
+  out.failures = run.failures;
+  auto report = checker::check_history(out.history);
+  EXPECT_TRUE(report.is_ok()) << report.status().to_string();
+  if (report.is_ok()) out.report = std::move(report.value());
+  return out;
+}
+
+class ReplicationConformance : public ::testing::TestWithParam<std::string> {};
+
+std::string describe(const Outcome& r) {
+  std::map<std::string, int> by_type;
+  for (const auto& t : r.history) ++by_type[t.type];
+  std::string s;
+  for (const auto& [t, n] : by_type) s += fmt::format(" {}={}", t, n);
+  return fmt::format("operations:{}\n{}", s, checker::format_report(r.report));
+}
+
+TEST_P(ReplicationConformance, ConcurrentSingleKeyOperationsAreLinearizable) {
+  Outcome r = run_cluster(GetParam(), {}, false);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_TRUE(r.report.ok()) << describe(r);
+  EXPECT_EQ(r.report.stats.committed, r.history.size());
+  // Not vacuous: keys were written many times and read by other nodes.
+  EXPECT_GT(r.report.stats.versions, 100u);
+  EXPECT_GT(r.report.stats.reads, 500u);
+  std::printf("%s", describe(r).c_str());
+}
+
+TEST_P(ReplicationConformance, LogFeedCarriesEveryWriteOnceInVersionOrder) {
+  Outcome r = run_cluster(GetParam(), {}, false);
+  ASSERT_TRUE(r.failures.empty()) << r.failures.front();
+  std::map<std::pair<std::string, uint64_t>, int> written;
+  for (const auto& t : r.history)
+    for (const auto& w : t.writes) ++written[{w.key, w.version}];
+  std::map<std::pair<std::string, uint64_t>, int> fed;
+  std::map<std::string, uint64_t> last_version;
+  uint64_t last_lsn = 0;
+  for (size_t i = 0; i < r.feed.size(); ++i) {
+    EXPECT_GT(r.feed[i].lsn, last_lsn) << "LSNs must increase";
+    last_lsn = r.feed[i].lsn;
+    uint64_t& lv = last_version[r.feed_keys[i]];
+    EXPECT_GT(r.feed[i].version, lv) << r.feed_keys[i] << ": versions of a key must increase along the feed";
+    lv = r.feed[i].version;
+    ++fed[{r.feed_keys[i], r.feed[i].version}];
+  }
+  EXPECT_EQ(written.size(), r.history.empty() ? 0 : written.size());
+  for (const auto& [kv, n] : written) EXPECT_EQ(fed[kv], 1) << kv.first << " v" << kv.second << " in the feed";
+  // Every write in the feed belongs to the history (combined puts have no version of their own; their run's last put
+  // is in both).
+  for (const auto& [kv, n] : fed) EXPECT_EQ(written.count(kv), 1u) << kv.first << " v" << kv.second;
+  EXPECT_GT(r.feed.size(), 100u);
+}
+
+TEST_P(ReplicationConformance, PlantedFaultIsCaught) {
+  replication::TestFaults f;
+  f.ack_before_replication = true;
+  Outcome r = run_cluster(GetParam(), f, false);
+  EXPECT_FALSE(r.report.ok()) << "acknowledging writes before the replicas have them went unnoticed\n" << describe(r);
+  std::printf("%s", checker::format_report(r.report).c_str());
+}
+
+class ReplicationSurvivesLoss : public ReplicationConformance {};
+
+TEST_P(ReplicationSurvivesLoss, KeepsServingAndLinearizableWhenAMemberStops) {
+  Outcome r = run_cluster(GetParam(), {}, true);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_TRUE(r.report.ok()) << describe(r);
+  EXPECT_GT(r.ops_after_stop, 100u) << "the surviving members must keep serving";
+  std::printf("in the second after the stop: %llu operations\n%s", static_cast<unsigned long long>(r.ops_after_stop),
+              describe(r).c_str());
+}
+
+std::vector<std::string> protocols(bool survivors_only) {
+  std::vector<std::string> out;
+  for (const auto& e : replication::replication_protocols().entries())
+    if (!survivors_only || e.survives != replication::Survives::kNoLoss) out.emplace_back(e.name);
+  return out;
+}
+
+std::string name_of(const ::testing::TestParamInfo<std::string>& p) {
+  std::string s = p.param;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, ReplicationConformance, ::testing::ValuesIn(protocols(false)), name_of);
+INSTANTIATE_TEST_SUITE_P(Registry, ReplicationSurvivesLoss, ::testing::ValuesIn(protocols(true)), name_of);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReplicationSurvivesLoss);
+
+}  // namespace
+}  // namespace rdx::conformance

@@ -1,0 +1,94 @@
+#include "test_cluster.h"
+
+#include <time.h>
+
+#include <thread>
+
+#include "common/net.h"
+
+namespace rdx::conformance {
+
+using namespace std::chrono_literals;
+
+namespace {
+uint16_t free_port() {
+  uint16_t port = 0;
+  auto fd = net::listen_tcp("127.0.0.1", &port);
+  EXPECT_TRUE(fd.is_ok());
+  return port;  // closed again when fd goes out of scope; the node binds it right after
+}
+
+std::string topology_json(const ClusterOptions& o) {
+  std::string nodes, members;
+  for (int i = 0; i < o.nodes; ++i) {
+    nodes += fmt::format(R"({}{{"name":"n{}","host":"127.0.0.1","port":{},"redis_port":0,"http_port":{}}})",
+                         i ? "," : "", i, free_port(), free_port());
+    members += fmt::format(R"({}"n{}")", i ? "," : "", i);
+  }
+  return fmt::format(
+      R"({{"cluster":"conformance","epoch":1,"transport":{{"kind":"tcp","hugepages":false}},"workers":{},)"
+      R"("memory_mb":64,"replication":{{"protocol":"{}"}},"txn":{{"protocol":"{}"}},)"
+      R"("shards":[{{"id":0,"members":[{}]}}],"nodes":[{}]}})",
+      o.workers, o.replication, o.txn, members, nodes);
+}
+}  // namespace
+
+TestCluster::TestCluster(ClusterOptions o, Driver driver) : o_(std::move(o)) {
+  auto topo = cluster::parse_topology(topology_json(o_));
+  EXPECT_TRUE(topo.is_ok()) << topo.status().to_string();
+  if (!topo.is_ok()) return;
+  for (int i = 0; i < o_.nodes; ++i) {
+    server::NodeOptions no;
+    no.node_name = fmt::format("n{}", i);
+    no.listen_host = no.http_host = "127.0.0.1";
+    no.faults = o_.faults;
+    auto n = server::Node::create(*topo, no);
+    EXPECT_TRUE(n.is_ok()) << n.status().to_string();
+    if (!n.is_ok()) return;
+    n.value()->add_service(
+        [driver, i](server::ServiceEnv& env) -> Result<std::unique_ptr<server::Service>> { return driver(i, env); });
+    nodes_.push_back(std::move(n.value()));
+  }
+}
+
+TestCluster::~TestCluster() {
+  for (auto& n : nodes_) n->stop();
+}
+
+::testing::AssertionResult TestCluster::start(std::chrono::seconds timeout) {
+  if (nodes_.size() != static_cast<size_t>(o_.nodes)) return ::testing::AssertionFailure() << "nodes not created";
+  for (auto& n : nodes_) {
+    Status st = n->start();
+    if (!st.is_ok()) return ::testing::AssertionFailure() << st.to_string();
+  }
+  bool ready = wait_for(
+      [&] {
+        for (auto& n : nodes_)
+          if (!n->ready()) return false;
+        return true;
+      },
+      timeout);
+  if (ready) return ::testing::AssertionSuccess();
+  std::string detail;
+  for (auto& n : nodes_) detail += n->readiness_detail();
+  return ::testing::AssertionFailure() << "the cluster did not become ready:\n" << detail;
+}
+
+void TestCluster::stop(int i) { nodes_[i]->stop(); }
+
+bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace rdx::conformance

@@ -1,0 +1,53 @@
+#pragma once
+// An in-process cluster of real rdxd nodes (TCP on loopback) for the family conformance suites: each node runs the
+// protocols the suite names, and each worker of each node hosts a driver (a server::Service the test provides) that
+// issues operations from the worker's own thread, as the Redis endpoint does.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/node.h"
+#include "txn/history.h"
+
+namespace rdx::conformance {
+
+struct ClusterOptions {
+  std::string replication = "primary-backup";
+  std::string txn = "dnl4";
+  int nodes = 3;  // one shard; the first node is its primary
+  int workers = 2;
+  replication::TestFaults faults;
+};
+
+class TestCluster {
+ public:
+  // `driver` is called on every worker thread of every node as it starts (node index, then the service env).
+  using Driver = std::function<std::unique_ptr<server::Service>(int node, server::ServiceEnv& env)>;
+  TestCluster(ClusterOptions o, Driver driver);
+  ~TestCluster();
+
+  // Starts every node and waits until all are ready; false (with the nodes' readiness details) otherwise.
+  ::testing::AssertionResult start(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // Stops node i the way SIGTERM does (its drivers stop first); its peers see it go.
+  void stop(int i);
+  server::Node& node(int i) { return *nodes_[i]; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+  const ClusterOptions& options() const { return o_; }
+
+ private:
+  ClusterOptions o_;
+  std::vector<std::unique_ptr<server::Node>> nodes_;
+};
+
+// Polls `pred` every 10 ms until it holds or `timeout` passes.
+bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
+// CLOCK_REALTIME in ns (history intervals).
+int64_t now_ns();
+
+}  // namespace rdx::conformance
