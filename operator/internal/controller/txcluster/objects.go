@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package txcluster
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,24 +12,24 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/apply"
+	"github.com/rdx-dev/rdx/operator/internal/engine"
 )
 
-// ownerReference makes the TxCluster the controller of an object, so deleting the TxCluster deletes it.
-func ownerReference(c *rdxv1.TxCluster) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(rdxv1.GroupVersion.String()).
-		WithKind("TxCluster").
-		WithName(c.Name).
-		WithUID(c.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
-}
+// Names of the TxCluster's own objects; the names rdxd relies on (topology ConfigMap, headless Service,
+// StatefulSets, pods) are in package engine.
+func endpointName(c *rdxv1.TxCluster) string { return c.Name }
+func writersName(c *rdxv1.TxCluster) string  { return c.Name + "-rw" }
+func readersName(c *rdxv1.TxCluster) string  { return c.Name + "-ro" }
+func pdbName(c *rdxv1.TxCluster) string      { return c.Name }
+
+// The builders below return objects without owner references: apply.Applier.Owned makes the TxCluster their
+// controller when it applies them.
 
 func topologyConfigMap(c *rdxv1.TxCluster, data, resourceVersion string) *corev1ac.ConfigMapApplyConfiguration {
-	cm := corev1ac.ConfigMap(topologyName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
-		WithData(map[string]string{TopologyKey: data})
+	cm := corev1ac.ConfigMap(engine.TopologyName(c), c.Namespace).
+		WithLabels(apply.Labels(c, c.Name)).
+		WithData(map[string]string{engine.TopologyKey: data})
 	if resourceVersion != "" {
 		// The epoch was derived from this version; a concurrent writer makes the apply fail instead of reusing it.
 		cm.WithResourceVersion(resourceVersion)
@@ -45,68 +45,58 @@ func servicePort(name string, port int32, target string) *corev1ac.ServicePortAp
 // headlessService gives every pod a stable DNS name; it publishes unready pods because peers must find each other
 // before any of them can pass /readyz.
 func headlessService(c *rdxv1.TxCluster) *corev1ac.ServiceApplyConfiguration {
-	return corev1ac.Service(headlessName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
+	return corev1ac.Service(engine.HeadlessName(c), c.Namespace).
+		WithLabels(apply.Labels(c, c.Name)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithClusterIP(corev1.ClusterIPNone).
 			WithPublishNotReadyAddresses(true).
-			WithSelector(dataSelector(c)).
+			WithSelector(engine.DataSelector(c)).
 			WithPorts(
-				servicePort("transport", TransportPort, "transport"),
-				servicePort("redis", RedisPort, "redis"),
-				servicePort("http", HTTPPort, "http"),
+				servicePort("transport", engine.TransportPort, "transport"),
+				servicePort("redis", engine.RedisPort, "redis"),
+				servicePort("http", engine.HTTPPort, "http"),
 			))
 }
 
 // endpointServices are <name> (every data node serves the Redis protocol and routes keys to their shard),
-// <name>-rw (the shard primaries: ordinal 0 of every shard) and <name>-ro (read replicas of ReplicaSet objects).
+// <name>-rw (the shard primaries: ordinal 0 of every shard) and <name>-ro (pods of role ro; this version creates
+// none, so it has no endpoints).
 func endpointServices(c *rdxv1.TxCluster) []*corev1ac.ServiceApplyConfiguration {
 	port := c.Spec.Endpoint.Port
-	endpoint := corev1ac.Service(endpointName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(c.Spec.Endpoint.ServiceType).
-			WithSelector(dataSelector(c)).
-			WithPorts(servicePort("redis", port, "redis")))
+	service := func(name string, typ corev1.ServiceType, selector map[string]string) *corev1ac.ServiceApplyConfiguration {
+		return corev1ac.Service(name, c.Namespace).
+			WithLabels(apply.Labels(c, c.Name)).
+			WithSpec(corev1ac.ServiceSpec().
+				WithType(typ).
+				WithSelector(selector).
+				WithPorts(servicePort("redis", port, "redis")))
+	}
+	endpoint := service(endpointName(c), c.Spec.Endpoint.ServiceType, engine.DataSelector(c))
 	if len(c.Spec.Endpoint.Annotations) > 0 {
 		endpoint.WithAnnotations(c.Spec.Endpoint.Annotations)
 	}
-	writers := corev1ac.Service(writersName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(mergeMaps(dataSelector(c), map[string]string{LabelPodIndex: "0"})).
-			WithPorts(servicePort("redis", port, "redis")))
-	readers := corev1ac.Service(readersName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(map[string]string{LabelCluster: c.Name, LabelRole: RoleRO}).
-			WithPorts(servicePort("redis", port, "redis")))
+	writers := service(writersName(c), corev1.ServiceTypeClusterIP, engine.PrimarySelector(c))
+	readers := service(readersName(c), corev1.ServiceTypeClusterIP,
+		map[string]string{apply.LabelCluster: c.Name, engine.LabelRole: engine.RoleRO})
 	return []*corev1ac.ServiceApplyConfiguration{endpoint, writers, readers}
 }
 
 // statefulSet runs one shard. Pods start in parallel (peers must see each other to become ready) and roll one at
 // a time for changes rdxd survives; the reconciler restarts them together for changes it does not.
 func statefulSet(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
-	tmpl, err := podTemplate(c, image, shard, restartHash)
+	tmpl, err := engine.PodTemplate(c, image, shard, restartHash)
 	if err != nil {
 		return nil, err
 	}
-	return appsv1ac.StatefulSet(statefulSetName(c, shard), c.Namespace).
-		WithLabels(shardLabels(c, shard)).
-		WithOwnerReferences(ownerReference(c)).
+	return appsv1ac.StatefulSet(engine.StatefulSetName(c, shard), c.Namespace).
+		WithLabels(engine.ShardLabels(c, shard)).
 		WithSpec(appsv1ac.StatefulSetSpec().
 			WithReplicas(c.Spec.Replicas).
-			WithServiceName(headlessName(c)).
+			WithServiceName(engine.HeadlessName(c)).
 			WithPodManagementPolicy(appsv1.ParallelPodManagement).
 			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
 			WithRevisionHistoryLimit(5).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(shardSelector(c, shard))).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(engine.ShardSelector(c, shard))).
 			WithTemplate(tmpl)), nil
 }
 
@@ -114,9 +104,8 @@ func statefulSet(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 // two replicas of a shard and waits while any replica is unready.
 func podDisruptionBudget(c *rdxv1.TxCluster) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
 	return policyv1ac.PodDisruptionBudget(pdbName(c), c.Namespace).
-		WithLabels(commonLabels(c)).
-		WithOwnerReferences(ownerReference(c)).
+		WithLabels(apply.Labels(c, c.Name)).
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(dataSelector(c))))
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(engine.DataSelector(c))))
 }
