@@ -22,7 +22,6 @@ const (
 	TopologyKey      = "topology.json"
 	ConfigDir        = "/etc/rdx"
 	AuthDir          = "/etc/rdx/auth"
-	TLSDir           = "/etc/rdx/tls"
 	HugepagesDir     = "/dev/hugepages"
 	InfinibandDir    = "/dev/infiniband"
 	ContainerName    = "rdxd"

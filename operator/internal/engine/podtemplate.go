@@ -22,7 +22,6 @@ import (
 const (
 	VolumeTopology  = "topology"
 	VolumeAuth      = "auth"
-	VolumeTLS       = "tls"
 	VolumeHugepages = "hugepages"
 	VolumeDevices   = "infiniband"
 )
@@ -178,10 +177,6 @@ func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
 			WithSecretName(ref.Name).WithDefaultMode(0o400).
 			WithItems(corev1ac.KeyToPath().WithKey(ref.Key).WithPath(ref.Key))))
 	}
-	if ref := s.Endpoint.TLSSecretRef; ref != nil {
-		vols = append(vols, corev1ac.Volume().WithName(VolumeTLS).WithSecret(corev1ac.SecretVolumeSource().
-			WithSecretName(ref.Name).WithDefaultMode(0o400)))
-	}
 	if s.Transport.Hugepages.Enabled {
 		vols = append(vols, corev1ac.Volume().WithName(VolumeHugepages).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
 			WithMedium(corev1.StorageMediumHugePagesPrefix+"2Mi")))
@@ -200,9 +195,6 @@ func volumeMounts(c *rdxv1.TxCluster) []*corev1ac.VolumeMountApplyConfiguration 
 	}
 	if s.Endpoint.AuthSecretRef != nil {
 		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeAuth).WithMountPath(AuthDir).WithReadOnly(true))
-	}
-	if s.Endpoint.TLSSecretRef != nil {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeTLS).WithMountPath(TLSDir).WithReadOnly(true))
 	}
 	if s.Transport.Hugepages.Enabled {
 		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeHugepages).WithMountPath(HugepagesDir))

@@ -90,10 +90,6 @@ const (
 	MemoryOverheadMB = 64
 )
 
-// DefaultReplicationProtocol is what the operator writes when spec.replication.protocol is unset: rdxd's
-// built-in protocol.
-const DefaultReplicationProtocol = "primary-backup"
-
 // BuildTopology renders the topology for a cluster at the given epoch from a spec the API server defaulted.
 func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 	s := &c.Spec
@@ -121,9 +117,6 @@ func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 			LocalBackupReads: ptr.Deref(s.Transactions.LocalBackupReads, true),
 			HTBatching:       ptr.Deref(s.Transactions.HashTableBatching, true),
 		},
-	}
-	if t.Replication.Protocol == "" {
-		t.Replication.Protocol = DefaultReplicationProtocol
 	}
 	if ref := s.Endpoint.AuthSecretRef; ref != nil {
 		t.Auth.PasswordFile = path.Join(AuthDir, ref.Key)

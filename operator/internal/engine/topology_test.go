@@ -26,11 +26,12 @@ func defaulted(name string) *rdxv1.TxCluster {
 	c.Spec = rdxv1.TxClusterSpec{
 		Shards: 2, Replicas: 3, Workers: 2, ImagePullPolicy: corev1.PullIfNotPresent,
 		Transport: rdxv1.TransportSpec{
-			Kind: rdxv1.TransportTCP, Primitives: rdxv1.PrimitivesHybrid,
+			Kind: rdxv1.TransportTCP, Primitives: rdxv1.PrimitivesRPC,
 			RDMA:     rdxv1.RDMASpec{Mode: rdxv1.RDMANone},
 			Batching: rdxv1.BatchingSpec{Enabled: ptr.To(true), MaxBytes: 4096, MaxMessages: 64},
 		},
-		Transactions: rdxv1.TransactionsSpec{Protocol: "dnl4", LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
+		Transactions: rdxv1.TransactionsSpec{Protocol: rdxv1.ProtocolDNL4, LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
+		Replication:  rdxv1.ReplicationSpec{Protocol: rdxv1.ReplicationPrimaryBackup},
 		Endpoint:     rdxv1.EndpointSpec{ServiceType: corev1.ServiceTypeClusterIP, Port: 6379},
 	}
 	return c
@@ -114,8 +115,16 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 	if topo.Replication.Protocol != "primary-backup" || topo.Txn.Protocol != "dnl4" || topo.Auth.PasswordFile != "/etc/rdx/auth/password" {
 		t.Errorf("protocols/auth = %+v %+v %+v", topo.Replication, topo.Txn, topo.Auth)
 	}
-	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" {
+	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" || topo.Transport.Primitives != "rpc" {
 		t.Errorf("tcp transport = %+v", topo.Transport)
+	}
+	// The only values rdxd implements, as the file carries them.
+	for _, want := range []string{`"primitives": "rpc"`, `"replication": {
+    "protocol": "primary-backup"
+  }`} {
+		if !strings.Contains(data, want) {
+			t.Errorf("topology file lacks %s:\n%s", want, data)
+		}
 	}
 }
 
@@ -157,11 +166,11 @@ func TestEpochDecisions(t *testing.T) {
 	}
 
 	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
-		"txn protocol": func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = "occ" },
-		"replication":  func(s *rdxv1.TxClusterSpec) { s.Replication.Protocol = "hermes" },
-		"primitives":   func(s *rdxv1.TxClusterSpec) { s.Transport.Primitives = rdxv1.PrimitivesRPC },
-		"workers":      func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
-		"batching":     func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
+		"txn protocol":   func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = rdxv1.ProtocolDNL1 },
+		"rdma interface": func(s *rdxv1.TxClusterSpec) { s.Transport.RDMA.Interface = "ib0" },
+		"hugepages on":   func(s *rdxv1.TxClusterSpec) { s.Transport.Hugepages.Enabled = true },
+		"workers":        func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
+		"batching":       func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
 		"auth": func(s *rdxv1.TxClusterSpec) {
 			s.Endpoint.AuthSecretRef = &rdxv1.SecretKeyReference{Name: "a", Key: "k"}
 		},

@@ -92,11 +92,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if msg := engine.MemoryShortfall(&c); msg != "" {
 		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "MemoryTooSmall", "Reconcile", "%s", msg)
 	}
-	if c.Spec.Endpoint.TLSSecretRef != nil {
-		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "TLSNotServed", "Reconcile",
-			"Secret %s is mounted at %s but this rdxd's topology has no TLS settings: the endpoint serves plain RESP",
-			c.Spec.Endpoint.TLSSecretRef.Name, engine.TLSDir)
-	}
 
 	status, recheck := computeStatus(obs)
 	if err := r.applier().Status(ctx, &c, &status); apierrors.IsNotFound(err) {

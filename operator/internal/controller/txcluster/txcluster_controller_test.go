@@ -30,7 +30,7 @@ func TestCreateTCPCluster(t *testing.T) {
 	c := createCluster(t, "db", func(c *rdxv1.TxCluster) { c.Spec.Shards = 2 })
 	topo := waitTopology(t, c, 1)
 	if len(topo.Shards) != 2 || len(topo.Nodes) != 6 || topo.Transport.Kind != "tcp" || topo.Txn.Protocol != "dnl4" ||
-		topo.Replication.Protocol != "primary-backup" {
+		topo.Replication.Protocol != "primary-backup" || topo.Transport.Primitives != "rpc" {
 		t.Fatalf("topology = %+v", topo)
 	}
 	if want := fmt.Sprintf("db-s1-2.db-hl.%s.svc", c.Namespace); topo.Nodes[5].Host != want {
@@ -375,9 +375,9 @@ func TestUpdates(t *testing.T) {
 
 	// Transaction protocol: rdxd cannot switch live. New epoch, new restart hash, and once the StatefulSet has
 	// seen its new template every old pod is deleted together.
-	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = "occ" })
+	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.ProtocolDNL2 })
 	restarted := waitTopology(t, c, 3)
-	if restarted.Txn.Protocol != "occ" || restarted.RestartHash() == scaled.RestartHash() {
+	if restarted.Txn.Protocol != "dnl2" || restarted.RestartHash() == scaled.RestartHash() {
 		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != scaled.RestartHash())
 	}
 	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
@@ -432,13 +432,12 @@ func podsGone(pods []*corev1.Pod) error {
 	return nil
 }
 
-// TestEndpointAndOverrides: endpoint settings, auth, TLS and pod overrides reach the objects.
+// TestEndpointAndOverrides: endpoint settings, auth and pod overrides reach the objects.
 func TestEndpointAndOverrides(t *testing.T) {
 	c := createCluster(t, "ep", func(c *rdxv1.TxCluster) {
 		c.Spec.Endpoint = rdxv1.EndpointSpec{
 			ServiceType: corev1.ServiceTypeNodePort, Port: 16379, Annotations: map[string]string{"lb.test/x": "y"},
 			AuthSecretRef: &rdxv1.SecretKeyReference{Name: "ep-auth", Key: "pw"},
-			TLSSecretRef:  &rdxv1.LocalObjectReference{Name: "ep-tls"},
 		}
 		c.Spec.PodTemplate = rdxv1.PodOverrides{
 			Labels:      map[string]string{"team": "db", apply.LabelCluster: "hijack"},
@@ -459,7 +458,6 @@ func TestEndpointAndOverrides(t *testing.T) {
 	sts := waitStatefulSet(t, c, 0, func(*appsv1.StatefulSet) error { return nil })
 	pod := &sts.Spec.Template
 	expectVolume(t, pod, engine.VolumeAuth, engine.AuthDir)
-	expectVolume(t, pod, engine.VolumeTLS, engine.TLSDir)
 	if pod.Labels["team"] != "db" || pod.Labels[apply.LabelCluster] != "ep" || pod.Annotations["note"] != "x" {
 		t.Errorf("overrides: labels %v annotations %v", pod.Labels, pod.Annotations)
 	}
@@ -472,7 +470,6 @@ func TestEndpointAndOverrides(t *testing.T) {
 	if pod.Spec.Affinity == nil || pod.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("default anti-affinity missing: %+v", pod.Spec.Affinity)
 	}
-	waitEvent(t, c, "TLSNotServed", "Secret ep-tls is mounted at /etc/rdx/tls")
 
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Endpoint.ServiceType = corev1.ServiceTypeClusterIP })
 	testenv.Eventually(t, wait, func() error {
