@@ -26,13 +26,16 @@ func pdbName(c *rdxv1.TxCluster) string      { return c.Name }
 // The builders below return objects without owner references: apply.Applier.Owned makes the TxCluster their
 // controller when it applies them.
 
-func topologyConfigMap(c *rdxv1.TxCluster, data, resourceVersion string) *corev1ac.ConfigMapApplyConfiguration {
+// topologyConfigMap holds the topology file; read is the ConfigMap its epoch was derived from (empty if none).
+func topologyConfigMap(c *rdxv1.TxCluster, data string, read *corev1.ConfigMap) *corev1ac.ConfigMapApplyConfiguration {
 	cm := corev1ac.ConfigMap(engine.TopologyName(c), c.Namespace).
 		WithLabels(apply.Labels(c, c.Name)).
 		WithData(map[string]string{engine.TopologyKey: data})
-	if resourceVersion != "" {
-		// The epoch was derived from this version; a concurrent writer makes the apply fail instead of reusing it.
-		cm.WithResourceVersion(resourceVersion)
+	if read.ResourceVersion != "" {
+		// The epoch was derived from this version: a concurrent writer makes the apply fail instead of reusing it,
+		// and so does a concurrent deletion (the UID: an apply naming only a resourceVersion would recreate the
+		// deleted ConfigMap at the old epoch, where the next pass must start one above it).
+		cm.WithResourceVersion(read.ResourceVersion).WithUID(read.UID)
 	}
 	return cm
 }

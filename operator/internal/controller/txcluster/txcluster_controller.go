@@ -128,7 +128,7 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 	if err != nil {
 		return err
 	}
-	ac := topologyConfigMap(c, data, cm.ResourceVersion)
+	ac := topologyConfigMap(c, data, &cm)
 	if err := r.applier().Owned(ctx, c, ac, ac.ObjectMetaApplyConfiguration, &cm); err != nil {
 		return err
 	}

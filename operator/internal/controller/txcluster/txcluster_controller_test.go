@@ -559,3 +559,27 @@ func TestDeletion(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTopologyApplyDoesNotRecreateADeletedConfigMap: a pass that derived its epoch from a ConfigMap deleted in the
+// meantime fails instead of recreating it at the old epoch (the next pass then starts above the status's epoch).
+func TestTopologyApplyDoesNotRecreateADeletedConfigMap(t *testing.T) {
+	ctx := context.Background()
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "gone-cm", Namespace: env.Namespace(t)}} // not created
+	if err := env.Client.Apply(ctx, topologyConfigMap(c, "{}", &corev1.ConfigMap{}), client.FieldOwner(apply.FieldManager)); err != nil {
+		t.Fatal(err)
+	}
+	var read corev1.ConfigMap
+	if err := get(t, c, engine.TopologyName(c), &read); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, &read); err != nil {
+		t.Fatal(err)
+	}
+	err := env.Client.Apply(ctx, topologyConfigMap(c, "{}", &read), client.FieldOwner(apply.FieldManager))
+	if !apierrors.IsConflict(err) {
+		t.Errorf("apply derived from a deleted ConfigMap: %v, want a conflict", err)
+	}
+	if err := get(t, c, engine.TopologyName(c), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("deleted ConfigMap recreated: %v", err)
+	}
+}
