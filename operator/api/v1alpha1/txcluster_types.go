@@ -67,6 +67,8 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode in ['sharedDevice', 'sriov'] || !has(self.transport.rdma.networks) || size(self.transport.rdma.networks) == 0",message="transport.rdma.networks applies only to rdma.mode sharedDevice or sriov",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode == 'hostDevice' || (!has(self.transport.rdma.hostNetwork) || !self.transport.rdma.hostNetwork) && !has(self.transport.rdma.privileged)",message="transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || has(self.transport.hugepages.size)",message="transport.hugepages.size is required when hugepages are enabled (the hugepages-2Mi amount per pod, e.g. 1Gi)",fieldPath=".transport.hugepages"
+// +kubebuilder:validation:XValidation:rule="self.transport.hugepages.enabled || !has(self.transport.hugepages.size)",message="transport.hugepages.size applies only when hugepages are enabled (set enabled: true, or remove size)",fieldPath=".transport.hugepages"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode != 'none' || (!has(self.transport.rdma.interface) && !has(self.transport.rdma.device) && !has(self.transport.rdma.gidIndex))",message="transport.rdma.interface, device and gidIndex apply only to transport.kind verbs with an rdma.mode other than none",fieldPath=".transport.rdma"
 type TxClusterSpec struct {
 	// shards is the number of shards; keys map to shards by hash. Immutable: changing it would remap every key.
 	// +optional
@@ -278,7 +280,7 @@ type HugepagesSpec struct {
 	// +kubebuilder:default=false
 	Enabled bool `json:"enabled,omitempty"`
 
-	// size is the hugepages-2Mi amount per pod, a positive multiple of 2Mi.
+	// size is the hugepages-2Mi amount per pod, a positive multiple of 2Mi; set it only with enabled.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isInteger() && quantity(string(self)).asInteger() >= 2097152 && quantity(string(self)).asInteger() % 2097152 == 0",message="transport.hugepages.size must be a positive multiple of 2Mi (e.g. 512Mi or 1Gi)"
 	Size *resource.Quantity `json:"size,omitempty"`
@@ -291,13 +293,13 @@ type BatchingSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
-	// maxBytes caps the bytes of one batched packet.
+	// maxBytes caps the bytes of one batched packet (unused while enabled is false).
 	// +optional
 	// +kubebuilder:default=4096
 	// +kubebuilder:validation:Minimum=64
 	// +kubebuilder:validation:Maximum=65536
 	MaxBytes int32 `json:"maxBytes,omitempty"`
-	// maxMessages caps the messages in one batched packet.
+	// maxMessages caps the messages in one batched packet (unused while enabled is false).
 	// +optional
 	// +kubebuilder:default=64
 	// +kubebuilder:validation:Minimum=1

@@ -166,11 +166,11 @@ func TestEpochDecisions(t *testing.T) {
 	}
 
 	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
-		"txn protocol":   func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = rdxv1.ProtocolDNL1 },
-		"rdma interface": func(s *rdxv1.TxClusterSpec) { s.Transport.RDMA.Interface = "ib0" },
-		"hugepages on":   func(s *rdxv1.TxClusterSpec) { s.Transport.Hugepages.Enabled = true },
-		"workers":        func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
-		"batching":       func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
+		"txn protocol": func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = rdxv1.ProtocolDNL1 },
+		"ht batching":  func(s *rdxv1.TxClusterSpec) { s.Transactions.HashTableBatching = ptr.To(false) },
+		"hugepages on": func(s *rdxv1.TxClusterSpec) { s.Transport.Hugepages.Enabled = true },
+		"workers":      func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
+		"batching":     func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
 		"auth": func(s *rdxv1.TxClusterSpec) {
 			s.Endpoint.AuthSecretRef = &rdxv1.SecretKeyReference{Name: "a", Key: "k"}
 		},
