@@ -7,9 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Benchmark runs one workload with rdx-bench against a TxCluster or ReplicaSet: an optional load phase, then a run
-// phase for a fixed duration, repeated for every value of an optional sweep. Results, the history checker's verdict
-// and a results ConfigMap appear in status. The spec is immutable: a Benchmark is the record of one experiment.
+// Benchmark is the schema of an rdx-bench experiment against a TxCluster. This rdx version has no Benchmark
+// controller: the API server refuses to create Benchmark objects, so none exists and nothing acts on the fields
+// below. Run benchmarks with rdx-bench (see README).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -21,6 +21,7 @@ import (
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.checker.verdict`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="false",message="Benchmark objects are not acted upon by this rdx version yet (no Benchmark controller): run benchmarks with rdx-bench; see README"
 type Benchmark struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -7,12 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ReplicaSet is a set of read-only rdxd replicas (role ro) of one TxCluster: they receive the log of the cluster's
-// data nodes and serve reads through the Service <cluster>-ro with the chosen consistency. It has a scale
-// subresource (spec.replicas, status.replicas, status.selector), so `kubectl scale`, a HorizontalPodAutoscaler or
-// KEDA can drive it; or set autoscaling to let the operator scale it from rdxd's metrics.
-// The kind name clashes with apps/v1 ReplicaSet on purpose; use the short name `rors` or `replicasets.rdx.dev`
-// with kubectl.
+// ReplicaSet is the schema of a set of read-only rdxd replicas (role ro) of one TxCluster. This rdx version has no
+// ReplicaSet controller: the API server refuses to create ReplicaSet objects, so none exists and nothing acts on
+// the fields below. The kind name clashes with apps/v1 ReplicaSet on purpose; use the short name `rors` or
+// `replicasets.rdx.dev` with kubectl.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -24,6 +22,7 @@ import (
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Autoscaling",type=string,JSONPath=`.spec.autoscaling.metric`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="false",message="ReplicaSet objects are not acted upon by this rdx version yet (no ReplicaSet controller): it runs no read replicas; see operator/README.md"
 type ReplicaSet struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

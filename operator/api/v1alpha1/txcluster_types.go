@@ -14,19 +14,18 @@ import (
 // The operator renders the engine's topology file (ConfigMap <name>-topology, key topology.json), a headless Service
 // <name>-hl, one StatefulSet per shard (<name>-s<shard>, pods <name>-s<shard>-<ordinal>; pod names are rdxd node
 // names and ordinal 0 is the shard's primary), the Services <name> (endpoint), <name>-rw (shard primaries) and
-// <name>-ro (read replicas of ReplicaSet objects), and a PodDisruptionBudget <name> allowing one voluntary
-// disruption at a time.
+// <name>-ro (pods labelled rdx.dev/role=ro; this version creates none, so it has no endpoints), and a
+// PodDisruptionBudget <name> allowing one voluntary disruption at a time.
 //
 // How spec changes are applied:
 //   - live, no restart: endpoint serviceType, port and annotations.
 //   - rolling update of the StatefulSets, same epoch: image, imagePullPolicy, resources, scheduling, podTemplate,
 //     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
-//     hugepages size, endpoint tlsSecretRef.
+//     hugepages size.
 //   - epoch bump and restart of every pod at once: anything in the topology file, which rdxd reads only at start-up:
-//     replicas (shard membership), transactions.*, replication.protocol, transport kind, primitives, batching,
-//     hugepages on/off, rdma device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs
-//     refuse each other's connections, so a one-by-one roll would stall; rdx keeps data in memory, so such a restart
-//     starts empty.
+//     replicas (shard membership), transactions.*, transport kind, batching, hugepages on/off, rdma device, gidIndex
+//     and interface, workers, endpoint auth on/off. Nodes of different epochs refuse each other's connections, so a
+//     one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty: the data is lost.
 //   - never: shards (immutable; changing the shard count would remap every key).
 //
 // +kubebuilder:object:root=true
@@ -58,7 +57,6 @@ type TxCluster struct {
 }
 
 // TxClusterSpec is the desired state of a TxCluster.
-// +kubebuilder:validation:XValidation:rule="!has(self.replication.protocol) || !(self.replication.protocol in ['zab', 'multipaxos', 'paxos', 'allaboard', 'abd']) || self.replicas >= 3",messageExpression="'replication.protocol ' + self.replication.protocol + ' commits on a majority quorum and needs replicas >= 3 (with 2 it tolerates no failure)'",reason=FieldValueInvalid,fieldPath=".replicas"
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
@@ -69,6 +67,8 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode in ['sharedDevice', 'sriov'] || !has(self.transport.rdma.networks) || size(self.transport.rdma.networks) == 0",message="transport.rdma.networks applies only to rdma.mode sharedDevice or sriov",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode == 'hostDevice' || (!has(self.transport.rdma.hostNetwork) || !self.transport.rdma.hostNetwork) && !has(self.transport.rdma.privileged)",message="transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || has(self.transport.hugepages.size)",message="transport.hugepages.size is required when hugepages are enabled (the hugepages-2Mi amount per pod, e.g. 1Gi)",fieldPath=".transport.hugepages"
+// +kubebuilder:validation:XValidation:rule="self.transport.hugepages.enabled || !has(self.transport.hugepages.size)",message="transport.hugepages.size applies only when hugepages are enabled (set enabled: true, or remove size)",fieldPath=".transport.hugepages"
+// +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode != 'none' || (!has(self.transport.rdma.interface) && !has(self.transport.rdma.device) && !has(self.transport.rdma.gidIndex))",message="transport.rdma.interface, device and gidIndex apply only to transport.kind verbs with an rdma.mode other than none",fieldPath=".transport.rdma"
 type TxClusterSpec struct {
 	// shards is the number of shards; keys map to shards by hash. Immutable: changing it would remap every key.
 	// +optional
@@ -79,7 +79,8 @@ type TxClusterSpec struct {
 	Shards int32 `json:"shards,omitempty"`
 
 	// replicas is the number of replicas of each shard (1 to 7); the first is the shard's primary.
-	// Changing it bumps the topology epoch; running pods pick the new membership up without a restart.
+	// Changing it bumps the topology epoch and restarts every pod of the cluster at once (rdxd reads its membership
+	// only at start-up). rdxd keeps data in memory only, so the restarted cluster starts empty: scaling loses the data.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
@@ -153,29 +154,25 @@ const (
 )
 
 // Primitives selects which network primitives the protocols use.
-// +kubebuilder:validation:Enum=onesided;rpc;hybrid
+// +kubebuilder:validation:Enum=rpc
 type Primitives string
 
-// Primitives values.
-const (
-	PrimitivesOneSided Primitives = "onesided"
-	PrimitivesRPC      Primitives = "rpc"
-	PrimitivesHybrid   Primitives = "hybrid"
-)
+// PrimitivesRPC runs every protocol phase over messages (RPC), the only primitives rdxd implements.
+const PrimitivesRPC Primitives = "rpc"
 
 // TransportSpec selects the network between rdxd nodes.
 type TransportSpec struct {
-	// kind is the network backend: `tcp` (works everywhere; one-sided operations are served by the target's CPU) or
-	// `verbs` (RDMA through rdma-core: InfiniBand, RoCE or soft-RoCE; needs rdma.mode other than none).
+	// kind is the network backend: `tcp` (works everywhere) or `verbs` (RDMA through rdma-core: InfiniBand, RoCE or
+	// soft-RoCE; needs rdma.mode other than none).
 	// Changing it restarts every pod with a new epoch.
 	// +optional
 	// +kubebuilder:default=tcp
 	Kind TransportKind `json:"kind,omitempty"`
 
-	// primitives used by the protocols: `onesided` (RDMA READ/WRITE/atomics), `rpc` (messages) or `hybrid`
-	// (each protocol phase uses the faster one). Changing it restarts every pod with a new epoch.
+	// primitives used by the protocols: `rpc`, the only value: every protocol phase runs over messages (RPC), on
+	// either transport kind. Written to topology transport.primitives.
 	// +optional
-	// +kubebuilder:default=hybrid
+	// +kubebuilder:default=rpc
 	Primitives Primitives `json:"primitives,omitempty"`
 
 	// rdma says how pods get RDMA devices (kind verbs only).
@@ -283,7 +280,7 @@ type HugepagesSpec struct {
 	// +kubebuilder:default=false
 	Enabled bool `json:"enabled,omitempty"`
 
-	// size is the hugepages-2Mi amount per pod, a positive multiple of 2Mi.
+	// size is the hugepages-2Mi amount per pod, a positive multiple of 2Mi; set it only with enabled.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isInteger() && quantity(string(self)).asInteger() >= 2097152 && quantity(string(self)).asInteger() % 2097152 == 0",message="transport.hugepages.size must be a positive multiple of 2Mi (e.g. 512Mi or 1Gi)"
 	Size *resource.Quantity `json:"size,omitempty"`
@@ -296,13 +293,13 @@ type BatchingSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
-	// maxBytes caps the bytes of one batched packet.
+	// maxBytes caps the bytes of one batched packet (unused while enabled is false).
 	// +optional
 	// +kubebuilder:default=4096
 	// +kubebuilder:validation:Minimum=64
 	// +kubebuilder:validation:Maximum=65536
 	MaxBytes int32 `json:"maxBytes,omitempty"`
-	// maxMessages caps the messages in one batched packet.
+	// maxMessages caps the messages in one batched packet (unused while enabled is false).
 	// +optional
 	// +kubebuilder:default=64
 	// +kubebuilder:validation:Minimum=1
@@ -310,16 +307,21 @@ type BatchingSpec struct {
 	MaxMessages int32 `json:"maxMessages,omitempty"`
 }
 
-// TransactionProtocol is a commit protocol.
-// +kubebuilder:validation:Enum=occ;nowait;waitdie;mvcc;sundial;calvin;dnl4;dnl2;dnl1
+// TransactionProtocol is a commit protocol rdxd implements.
+// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1
 type TransactionProtocol string
+
+// Commit protocols (Dandelion variants).
+const (
+	ProtocolDNL4 TransactionProtocol = "dnl4"
+	ProtocolDNL2 TransactionProtocol = "dnl2"
+	ProtocolDNL1 TransactionProtocol = "dnl1"
+)
 
 // TransactionsSpec configures the commit protocol. Every change restarts every pod with a new epoch.
 type TransactionsSpec struct {
-	// protocol is the commit protocol, written verbatim to topology txn.protocol: occ, nowait, waitdie, mvcc,
-	// sundial, calvin (each over transport.primitives) or dnl4, dnl2, dnl1 (Dandelion). rdxd refuses to start
-	// with a protocol it does not implement yet and says so in its log; the pods then crash-loop and the
-	// TxCluster reports Degraded.
+	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, written verbatim to
+	// topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`
@@ -334,22 +336,24 @@ type TransactionsSpec struct {
 	HashTableBatching *bool `json:"hashTableBatching,omitempty"`
 }
 
-// ReplicationProtocol is a replication protocol inside a shard.
-// +kubebuilder:validation:Enum=zab;multipaxos;derecho;paxos;allaboard;abd;cht;chtmultileader;craq;hermes
+// ReplicationProtocol is a replication protocol inside a shard that rdxd implements.
+// +kubebuilder:validation:Enum=primary-backup
 type ReplicationProtocol string
+
+// ReplicationPrimaryBackup: the first member of a shard (its primary) orders writes and copies them to the others.
+const ReplicationPrimaryBackup ReplicationProtocol = "primary-backup"
 
 // ReplicationSpec configures replication inside each shard.
 type ReplicationSpec struct {
-	// protocol replicates the shard: zab, multipaxos, paxos, allaboard and abd commit on a majority quorum
-	// (replicas >= 3); derecho, cht, chtmultileader, craq and hermes rely on membership and work with any replica
-	// count. Written verbatim to topology replication.protocol. Unset = rdxd's built-in primary-backup, the
-	// protocol this engine version implements; rdxd refuses to start with a protocol it does not implement yet
-	// (the pods crash-loop and the TxCluster reports Degraded). Changing it restarts every pod with a new epoch.
+	// protocol replicates the shard: `primary-backup`, the only value (the shard's first member orders writes and
+	// copies them to the other members). Written to topology replication.protocol.
 	// +optional
+	// +kubebuilder:default=primary-backup
 	Protocol ReplicationProtocol `json:"protocol,omitempty"`
 }
 
 // EndpointSpec configures the endpoint Service <name>.
+// +kubebuilder:validation:XValidation:rule="!has(self.tlsSecretRef)",message="endpoint.tlsSecretRef: rdxd does not serve TLS yet; the endpoint speaks plain RESP (remove tlsSecretRef; terminate TLS in front of the endpoint Service if clients need it)",fieldPath=".tlsSecretRef"
 type EndpointSpec struct {
 	// serviceType of the endpoint Service <name>. Changes apply live.
 	// +optional
@@ -374,9 +378,8 @@ type EndpointSpec struct {
 	// +optional
 	AuthSecretRef *SecretKeyReference `json:"authSecretRef,omitempty"`
 
-	// tlsSecretRef names a kubernetes.io/tls Secret (tls.crt, tls.key) mounted read-only at /etc/rdx/tls.
-	// Note: the topology of this engine version has no TLS settings, so rdxd still serves plain RESP; the
-	// operator reports a TLSNotServed warning event while this is set.
+	// tlsSecretRef is refused at admission: rdxd does not serve TLS, the endpoint speaks plain RESP. The field
+	// exists so that setting it is refused with that message instead of being dropped silently.
 	// +optional
 	TLSSecretRef *LocalObjectReference `json:"tlsSecretRef,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rdx-dev/rdx/operator/internal/testenv"
@@ -55,10 +56,6 @@ var createCases = []struct {
 		"metadata.name must be a DNS-1035 label of at most 40 characters"},
 	{"txc name starts with digit", "TxCluster", "1db", ``,
 		"metadata.name must be a DNS-1035 label"},
-	{"majority protocol with 2 replicas", "TxCluster", "db", `{replicas: 2, replication: {protocol: zab}}`,
-		"replication.protocol zab commits on a majority quorum and needs replicas >= 3"},
-	{"abd with 1 replica", "TxCluster", "db", `{replicas: 1, replication: {protocol: abd}}`,
-		"replication.protocol abd commits on a majority quorum"},
 	{"hugepages without cpu or memory", "TxCluster", "db",
 		`{transport: {hugepages: {enabled: true, size: 1Gi}}}`,
 		"transport.hugepages needs a cpu or memory request or limit in resources"},
@@ -68,6 +65,15 @@ var createCases = []struct {
 	{"hugepages without size", "TxCluster", "db",
 		`{transport: {hugepages: {enabled: true}}, resources: {requests: {memory: 1Gi}}}`,
 		"transport.hugepages.size is required when hugepages are enabled"},
+	{"hugepages size without hugepages", "TxCluster", "db",
+		`{transport: {hugepages: {size: 1Gi}}, resources: {requests: {memory: 1Gi}}}`,
+		"transport.hugepages.size applies only when hugepages are enabled"},
+	{"rdma interface on tcp", "TxCluster", "db", `{transport: {rdma: {interface: eth1}}}`,
+		"transport.rdma.interface, device and gidIndex apply only to transport.kind verbs"},
+	{"rdma device on tcp", "TxCluster", "db", `{transport: {kind: tcp, rdma: {device: mlx5_0}}}`,
+		"transport.rdma.interface, device and gidIndex apply only to transport.kind verbs"},
+	{"rdma gidIndex on tcp", "TxCluster", "db", `{transport: {rdma: {mode: none, gidIndex: 3}}}`,
+		"transport.rdma.interface, device and gidIndex apply only to transport.kind verbs"},
 	{"hugepages size not a multiple of 2Mi", "TxCluster", "db",
 		`{transport: {hugepages: {enabled: true, size: 3Mi}}, resources: {requests: {memory: 1Gi}}}`,
 		"transport.hugepages.size must be a positive multiple of 2Mi"},
@@ -98,57 +104,13 @@ var createCases = []struct {
 		`{transport: {kind: verbs, rdma: {mode: sriov, resourceName: a.b/c, networks: [sriov-net], privileged: false}}}`,
 		"transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice"},
 	{"unknown transaction protocol", "TxCluster", "db", `{transactions: {protocol: 2pl}}`,
-		`Unsupported value: "2pl"`},
-	{"primary-backup is the default, not a value", "TxCluster", "db", `{replication: {protocol: primary-backup}}`,
-		`Unsupported value: "primary-backup"`},
+		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1"`},
+	{"unknown transport kind", "TxCluster", "db", `{transport: {kind: udp}}`,
+		`spec.transport.kind: Unsupported value: "udp": supported values: "tcp", "verbs"`},
+	{"tls secret", "TxCluster", "db", `{endpoint: {tlsSecretRef: {name: db-tls}}}`,
+		"endpoint.tlsSecretRef: rdxd does not serve TLS yet"},
 	{"too many replicas", "TxCluster", "db", `{replicas: 8}`,
 		"spec.replicas: Invalid value: 8"},
-
-	{"rors cpu autoscaling without cpu request", "ReplicaSet", "ro",
-		`{clusterRef: {name: db}, autoscaling: {maxReplicas: 4, metric: cpuUtilization, target: 70}}`,
-		"autoscaling on cpuUtilization needs resources.requests.cpu"},
-	{"rors min above max", "ReplicaSet", "ro",
-		`{clusterRef: {name: db}, autoscaling: {minReplicas: 5, maxReplicas: 4, metric: readsPerSecond, target: 1000}}`,
-		"autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
-	{"rors cpu target above 100", "ReplicaSet", "ro",
-		`{clusterRef: {name: db}, resources: {requests: {cpu: 1}}, autoscaling: {maxReplicas: 4, metric: cpuUtilization, target: 150}}`,
-		"autoscaling.target is a percentage (1 to 100) for metric cpuUtilization"},
-	{"rors unknown consistency", "ReplicaSet", "ro", `{clusterRef: {name: db}, consistency: eventual}`,
-		`Unsupported value: "eventual"`},
-
-	{"bench params of another workload", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: tpcc, ycsb: {workload: B}}}`,
-		"workload parameters must match workload.type: with type tpcc set only workload.tpcc"},
-	{"bench sweep over another workload's field", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: ycsb}, sweep: {parameter: tpcc.warehouses, values: ["1", "2"]}}`,
-		"sweep.parameter must be clients, threads or a parameter of the ycsb workload (ycsb.<field>)"},
-	{"bench sweep clients not integers", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: clients, values: ["1", "x"]}}`,
-		"sweep.values of clients or threads must be integers from 1 to 256"},
-	{"bench sweep threads above 256", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: threads, values: ["8", "512"]}}`,
-		"sweep.values of clients or threads must be integers from 1 to 256"},
-	{"bench verify without run", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: smallbank}, phases: [load]}`,
-		"verify checks the history of the run phase"},
-	{"bench duration too short", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: tatp}, duration: 500ms}`,
-		"duration must be between 1s and 24h"},
-	{"bench duration too long", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: tatp}, duration: 25h}`,
-		"duration must be between 1s and 24h"},
-	{"bench hot set larger than accounts", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: smallbank, smallbank: {accounts: 10, hotspotAccounts: 20}}}`,
-		"smallbank.hotspotAccounts must not exceed smallbank.accounts"},
-	{"bench write and rmw above 100", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: replication, replication: {writePercent: 60, rmwPercent: 50}}}`,
-		"replication.writePercent + replication.rmwPercent must not exceed 100"},
-	{"bench theta out of range", "Benchmark", "b",
-		`{targetRef: {name: db}, workload: {type: ycsb, ycsb: {theta: "1.2"}}}`,
-		"spec.workload.ycsb.theta: Invalid value"},
-	{"bench target of unknown kind", "Benchmark", "b",
-		`{targetRef: {kind: Deployment, name: db}, workload: {type: micro}}`,
-		`Unsupported value: "Deployment"`},
 }
 
 func TestCreateRejections(t *testing.T) {
@@ -170,10 +132,8 @@ var updateCases = []struct {
 		"shards is immutable: changing it would remap every key"},
 	{"txc defaulted shards immutable", "TxCluster", `{}`, `{shards: 4}`,
 		"shards is immutable"},
-	{"rors clusterRef immutable", "ReplicaSet", `{clusterRef: {name: a}}`, `{clusterRef: {name: b}}`,
-		"clusterRef is immutable"},
-	{"bench spec immutable", "Benchmark", `{targetRef: {name: db}, workload: {type: micro}}`, `{clients: 8}`,
-		"Benchmark spec is immutable"},
+	{"txc tls secret added", "TxCluster", `{}`, `{endpoint: {tlsSecretRef: {name: db-tls}}}`,
+		"endpoint.tlsSecretRef: rdxd does not serve TLS yet"},
 }
 
 func TestUpdateRejections(t *testing.T) {
@@ -196,23 +156,20 @@ func TestUpdateRejections(t *testing.T) {
 	}
 }
 
-// TestValidObjects: each RDMA mode and a full benchmark are accepted, and the server fills in the defaults the
-// controller relies on.
+// TestValidObjects: each RDMA mode and each implemented protocol are accepted, and the server fills in the
+// defaults the controller relies on.
 func TestValidObjects(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	valid := map[string]struct{ kind, spec string }{
-		"tcp":          {"TxCluster", `{}`},
-		"shared":       {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sharedDevice, resourceName: rdma/rdma_shared_device_a, networks: [rdma-macvlan]}}}`},
-		"sriov":        {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sriov, resourceName: nvidia.com/sriov_rdma, resourceCount: 1, networks: [sriov-ns/sriov-rdma@net1]}}}`},
-		"host":         {"TxCluster", `{transport: {kind: verbs, rdma: {mode: hostDevice, hostNetwork: true, privileged: false}}}`},
-		"huge":         {"TxCluster", `{transport: {hugepages: {enabled: true, size: 512Mi}}, resources: {limits: {memory: 2Gi}}}`},
-		"zab":          {"TxCluster", `{replicas: 3, replication: {protocol: zab}, transactions: {protocol: occ}}`},
-		"craq2":        {"TxCluster", `{replicas: 2, replication: {protocol: craq}}`},
-		"ro":           {"ReplicaSet", `{clusterRef: {name: db}, replicas: 0, consistency: stale}`},
-		"ro-autoscale": {"ReplicaSet", `{clusterRef: {name: db}, replicas: 2, autoscaling: {minReplicas: 1, maxReplicas: 8, metric: readsPerSecond, target: 50000}}`},
-		"bench":        {"Benchmark", `{targetRef: {kind: ReplicaSet, name: ro}, workload: {type: ycsb, ycsb: {workload: C, theta: "0.5"}}, sweep: {parameter: ycsb.theta, values: ["0.1", "0.99"]}}`},
-		"bench-sweep":  {"Benchmark", `{targetRef: {name: db}, workload: {type: micro}, sweep: {parameter: threads, values: ["1", "256"]}, verify: false, phases: [load]}`},
+		"tcp":    {"TxCluster", `{}`},
+		"shared": {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sharedDevice, resourceName: rdma/rdma_shared_device_a, networks: [rdma-macvlan]}}}`},
+		"sriov":  {"TxCluster", `{transport: {kind: verbs, rdma: {mode: sriov, resourceName: nvidia.com/sriov_rdma, resourceCount: 1, networks: [sriov-ns/sriov-rdma@net1]}}}`},
+		"host":   {"TxCluster", `{transport: {kind: verbs, rdma: {mode: hostDevice, hostNetwork: true, privileged: false}}}`},
+		"addr":   {"TxCluster", `{transport: {kind: verbs, rdma: {mode: hostDevice, interface: eth1, device: rxe0, gidIndex: 1}}}`},
+		"huge":   {"TxCluster", `{transport: {hugepages: {enabled: true, size: 512Mi}}, resources: {limits: {memory: 2Gi}}}`},
+		"dnl2":   {"TxCluster", `{replicas: 2, transactions: {protocol: dnl2}, replication: {protocol: primary-backup}, transport: {primitives: rpc}}`},
+		"dnl1":   {"TxCluster", `{replicas: 1, transactions: {protocol: dnl1}}`},
 	}
 	for name, v := range valid {
 		o := object(t, v.kind, name, v.spec)
@@ -230,12 +187,13 @@ func TestValidObjects(t *testing.T) {
 	}
 	defaults := map[string]any{
 		"spec.shards": int64(1), "spec.replicas": int64(3), "spec.workers": int64(2),
-		"spec.imagePullPolicy": "IfNotPresent", "spec.transport.kind": "tcp", "spec.transport.primitives": "hybrid",
+		"spec.imagePullPolicy": "IfNotPresent", "spec.transport.kind": "tcp", "spec.transport.primitives": "rpc",
 		"spec.transport.rdma.mode": "none", "spec.transport.hugepages.enabled": false,
 		"spec.transport.batching.enabled": true, "spec.transport.batching.maxBytes": int64(4096),
 		"spec.transport.batching.maxMessages": int64(64), "spec.transactions.protocol": "dnl4",
 		"spec.transactions.localBackupReads": true, "spec.transactions.hashTableBatching": true,
 		"spec.endpoint.serviceType": "ClusterIP", "spec.endpoint.port": int64(6379),
+		"spec.replication.protocol": "primary-backup",
 	}
 	for path, want := range defaults {
 		got, found, err := unstructured.NestedFieldNoCopy(tcp.Object, strings.Split(path, ".")...)
@@ -243,7 +201,35 @@ func TestValidObjects(t *testing.T) {
 			t.Errorf("default %s = %v (found %v, err %v), want %v", path, got, found, err, want)
 		}
 	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(tcp.Object, "spec", "replication", "protocol"); found {
-		t.Errorf("spec.replication.protocol must stay unset by default (rdxd's primary-backup)")
+}
+
+// TestReplicaSetAndBenchmarkRefused: no controller acts on these kinds, so the API server refuses to create them
+// with a message that says so, whatever their spec (a valid one included).
+func TestReplicaSetAndBenchmarkRefused(t *testing.T) {
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	const (
+		rorsMsg  = "ReplicaSet objects are not acted upon by this rdx version yet (no ReplicaSet controller): it runs no read replicas; see operator/README.md"
+		benchMsg = "Benchmark objects are not acted upon by this rdx version yet (no Benchmark controller): run benchmarks with rdx-bench; see README"
+	)
+	for name, tc := range map[string]struct{ kind, spec, want string }{
+		"ro":           {"ReplicaSet", `{clusterRef: {name: db}}`, rorsMsg},
+		"ro-autoscale": {"ReplicaSet", `{clusterRef: {name: db}, replicas: 2, consistency: stale, autoscaling: {minReplicas: 1, maxReplicas: 8, metric: readsPerSecond, target: 50000}}`, rorsMsg},
+		"bench":        {"Benchmark", `{targetRef: {name: db}, workload: {type: micro}}`, benchMsg},
+		"bench-sweep":  {"Benchmark", `{targetRef: {name: db}, workload: {type: ycsb, ycsb: {workload: A}}, sweep: {parameter: clients, values: ["1", "2"]}, phases: [load, run]}`, benchMsg},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := object(t, tc.kind, name, tc.spec)
+			o.SetNamespace(ns)
+			expectInvalid(t, env.Client.Create(ctx, o), tc.want)
+		})
+	}
+	for _, kind := range []string{"ReplicaSetList", "BenchmarkList"} {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("rdx.dev/v1alpha1")
+		l.SetKind(kind)
+		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil || len(l.Items) != 0 {
+			t.Errorf("%s: %d items, err %v; want none", kind, len(l.Items), err)
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
-	"github.com/rdx-dev/rdx/operator/internal/controller"
+	"github.com/rdx-dev/rdx/operator/internal/controller/txcluster"
 )
 
 // version is set at build time (-ldflags "-X main.version=..."); it picks the default engine image.
@@ -105,12 +105,12 @@ func run(ctx context.Context, o options, getConfig func() *rest.Config) error {
 		LeaderElectionNamespace: o.leaderNS,
 		// The next leader may start at once when the old one stops cleanly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{ByObject: controller.CacheByObject()},
+		Cache:                         cache.Options{ByObject: txcluster.CacheByObject()},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	reconciler := &controller.TxClusterReconciler{
+	reconciler := &txcluster.Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("rdx-operator"),

@@ -74,7 +74,6 @@ spec:
   workers: 1
   transport:
     kind: verbs
-    primitives: hybrid
     rdma: {mode: hostDevice, hostNetwork: true, device: $RDMA_DEV}
   transactions: {protocol: dnl4}
   resources:

@@ -1,10 +1,10 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package engine
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,31 +12,35 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/apply"
 )
 
+// Volumes of the rdxd pod.
 const (
-	volumeTopology  = "topology"
-	volumeAuth      = "auth"
-	volumeTLS       = "tls"
-	volumeHugepages = "hugepages"
-	volumeDevices   = "infiniband"
-
-	defaultGracePeriod = int64(30)
+	VolumeTopology  = "topology"
+	VolumeAuth      = "auth"
+	VolumeHugepages = "hugepages"
+	VolumeDevices   = "infiniband"
 )
 
-// podTemplate builds the pod template of one shard's StatefulSet: the rdxd container per the container contract,
+const defaultGracePeriod = int64(30)
+
+// PodTemplate builds the pod template of one shard's StatefulSet: the rdxd container per the container contract,
 // plus the RDMA wiring of spec.transport.rdma and huge pages.
-func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+func PodTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	s := &c.Spec
 	rdma := &s.Transport.RDMA
-	annotations := mergeMaps(s.PodTemplate.Annotations, map[string]string{AnnotationRestartHash: restartHash})
+	annotations := map[string]string{}
+	maps.Copy(annotations, s.PodTemplate.Annotations)
+	annotations[AnnotationRestartHash] = restartHash
 	if len(rdma.Networks) > 0 {
 		annotations[AnnotationMultusNetworks] = strings.Join(rdma.Networks, ",")
 	}
 
-	container, err := rdxdContainer(c, image, portsOf(c, shard))
+	container, err := rdxdContainer(c, image, PortsOf(c, shard))
 	if err != nil {
 		return nil, err
 	}
@@ -44,14 +48,14 @@ func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 		WithContainers(container).
 		WithVolumes(podVolumes(c)...).
 		WithEnableServiceLinks(false).
-		WithTerminationGracePeriodSeconds(deref(s.PodTemplate.TerminationGracePeriodSeconds, defaultGracePeriod))
+		WithTerminationGracePeriodSeconds(ptr.Deref(s.PodTemplate.TerminationGracePeriodSeconds, defaultGracePeriod))
 	if s.PodTemplate.ServiceAccountName != "" {
 		spec.WithServiceAccountName(s.PodTemplate.ServiceAccountName)
 	}
 	for _, ref := range s.PodTemplate.ImagePullSecrets {
 		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
 	}
-	if onHostNetwork(c) {
+	if OnHostNetwork(c) {
 		spec.WithHostNetwork(true).WithDNSPolicy(corev1.DNSClusterFirstWithHostNet)
 	}
 	if err := applyScheduling(spec, c, shard); err != nil {
@@ -59,17 +63,20 @@ func podTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 	}
 	if s.PodTemplate.SecurityContext != nil {
 		spec.SecurityContext = &corev1ac.PodSecurityContextApplyConfiguration{}
-		if err := convert(s.PodTemplate.SecurityContext, spec.SecurityContext); err != nil {
+		if err := apply.Convert(s.PodTemplate.SecurityContext, spec.SecurityContext); err != nil {
 			return nil, fmt.Errorf("podTemplate.securityContext: %w", err)
 		}
 	}
+	labels := map[string]string{}
+	maps.Copy(labels, s.PodTemplate.Labels)
+	maps.Copy(labels, ShardLabels(c, shard))
 	return corev1ac.PodTemplateSpec().
-		WithLabels(mergeMaps(s.PodTemplate.Labels, shardLabels(c, shard))).
+		WithLabels(labels).
 		WithAnnotations(annotations).
 		WithSpec(spec), nil
 }
 
-func rdxdContainer(c *rdxv1.TxCluster, image string, ports nodePorts) (*corev1ac.ContainerApplyConfiguration, error) {
+func rdxdContainer(c *rdxv1.TxCluster, image string, ports NodePorts) (*corev1ac.ContainerApplyConfiguration, error) {
 	s := &c.Spec
 	rdma := &s.Transport.RDMA
 	ctr := corev1ac.Container().
@@ -85,16 +92,16 @@ func rdxdContainer(c *rdxv1.TxCluster, image string, ports nodePorts) (*corev1ac
 				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
 		).
 		WithPorts(
-			corev1ac.ContainerPort().WithName("transport").WithContainerPort(ports.transport).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName("redis").WithContainerPort(ports.redis).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName("http").WithContainerPort(ports.http).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("transport").WithContainerPort(ports.Transport).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("redis").WithContainerPort(ports.Redis).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("http").WithContainerPort(ports.HTTP).WithProtocol(corev1.ProtocolTCP),
 		).
 		WithReadinessProbe(httpProbe("/readyz", 5, 3, 0)).
 		WithLivenessProbe(httpProbe("/healthz", 10, 3, 10)).
 		WithVolumeMounts(volumeMounts(c)...)
 	for i := range s.PodTemplate.Env {
 		env := &corev1ac.EnvVarApplyConfiguration{}
-		if err := convert(&s.PodTemplate.Env[i], env); err != nil {
+		if err := apply.Convert(&s.PodTemplate.Env[i], env); err != nil {
 			return nil, fmt.Errorf("podTemplate.env[%d]: %w", i, err)
 		}
 		ctr.WithEnv(env)
@@ -112,7 +119,7 @@ func rdxdContainer(c *rdxv1.TxCluster, image string, ports nodePorts) (*corev1ac
 		// non-root user would keep only the runtime's memlock limit (often 8 MiB) and ibv_reg_mr of the arena
 		// fails: the container runs as uid 0 with every capability dropped but IPC_LOCK (or privileged).
 		sc := corev1ac.SecurityContext().WithRunAsUser(0).WithRunAsNonRoot(false)
-		if rdma.Mode == rdxv1.RDMAHostDevice && deref(rdma.Privileged, true) {
+		if rdma.Mode == rdxv1.RDMAHostDevice && ptr.Deref(rdma.Privileged, true) {
 			sc.WithPrivileged(true).WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
 		} else {
 			sc.WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("IPC_LOCK"))
@@ -135,7 +142,7 @@ func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApply
 	}
 	rdma := &c.Spec.Transport.RDMA
 	if rdma.Mode == rdxv1.RDMASharedDevice || rdma.Mode == rdxv1.RDMASRIOV {
-		n := *resource.NewQuantity(int64(deref(rdma.ResourceCount, 1)), resource.DecimalSI)
+		n := *resource.NewQuantity(int64(ptr.Deref(rdma.ResourceCount, 1)), resource.DecimalSI)
 		requests[corev1.ResourceName(rdma.ResourceName)] = n
 		limits[corev1.ResourceName(rdma.ResourceName)] = n
 	}
@@ -161,25 +168,21 @@ func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
 	// The whole directory is mounted (no subPath) so kubelet refreshes the file when the ConfigMap changes and a
 	// container restarted in place reads the current topology.
 	vols := []*corev1ac.VolumeApplyConfiguration{
-		corev1ac.Volume().WithName(volumeTopology).WithConfigMap(corev1ac.ConfigMapVolumeSource().
-			WithName(topologyName(c)).
+		corev1ac.Volume().WithName(VolumeTopology).WithConfigMap(corev1ac.ConfigMapVolumeSource().
+			WithName(TopologyName(c)).
 			WithItems(corev1ac.KeyToPath().WithKey(TopologyKey).WithPath(TopologyKey))),
 	}
 	if ref := s.Endpoint.AuthSecretRef; ref != nil {
-		vols = append(vols, corev1ac.Volume().WithName(volumeAuth).WithSecret(corev1ac.SecretVolumeSource().
+		vols = append(vols, corev1ac.Volume().WithName(VolumeAuth).WithSecret(corev1ac.SecretVolumeSource().
 			WithSecretName(ref.Name).WithDefaultMode(0o400).
 			WithItems(corev1ac.KeyToPath().WithKey(ref.Key).WithPath(ref.Key))))
 	}
-	if ref := s.Endpoint.TLSSecretRef; ref != nil {
-		vols = append(vols, corev1ac.Volume().WithName(volumeTLS).WithSecret(corev1ac.SecretVolumeSource().
-			WithSecretName(ref.Name).WithDefaultMode(0o400)))
-	}
 	if s.Transport.Hugepages.Enabled {
-		vols = append(vols, corev1ac.Volume().WithName(volumeHugepages).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
+		vols = append(vols, corev1ac.Volume().WithName(VolumeHugepages).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
 			WithMedium(corev1.StorageMediumHugePagesPrefix+"2Mi")))
 	}
 	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
-		vols = append(vols, corev1ac.Volume().WithName(volumeDevices).WithHostPath(corev1ac.HostPathVolumeSource().
+		vols = append(vols, corev1ac.Volume().WithName(VolumeDevices).WithHostPath(corev1ac.HostPathVolumeSource().
 			WithPath(InfinibandDir).WithType(corev1.HostPathDirectory)))
 	}
 	return vols
@@ -188,19 +191,16 @@ func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
 func volumeMounts(c *rdxv1.TxCluster) []*corev1ac.VolumeMountApplyConfiguration {
 	s := &c.Spec
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{
-		corev1ac.VolumeMount().WithName(volumeTopology).WithMountPath(ConfigDir).WithReadOnly(true),
+		corev1ac.VolumeMount().WithName(VolumeTopology).WithMountPath(ConfigDir).WithReadOnly(true),
 	}
 	if s.Endpoint.AuthSecretRef != nil {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeAuth).WithMountPath(AuthDir).WithReadOnly(true))
-	}
-	if s.Endpoint.TLSSecretRef != nil {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeTLS).WithMountPath(TLSDir).WithReadOnly(true))
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeAuth).WithMountPath(AuthDir).WithReadOnly(true))
 	}
 	if s.Transport.Hugepages.Enabled {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeHugepages).WithMountPath(HugepagesDir))
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeHugepages).WithMountPath(HugepagesDir))
 	}
 	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(volumeDevices).WithMountPath(InfinibandDir))
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeDevices).WithMountPath(InfinibandDir))
 	}
 	return mounts
 }
@@ -228,7 +228,7 @@ func applyScheduling(spec *corev1ac.PodSpecApplyConfiguration, c *rdxv1.TxCluste
 	}
 	if sch.Affinity != nil {
 		spec.Affinity = &corev1ac.AffinityApplyConfiguration{}
-		if err := convert(sch.Affinity, spec.Affinity); err != nil {
+		if err := apply.Convert(sch.Affinity, spec.Affinity); err != nil {
 			return fmt.Errorf("scheduling.affinity: %w", err)
 		}
 	} else {
@@ -237,31 +237,21 @@ func applyScheduling(spec *corev1ac.PodSpecApplyConfiguration, c *rdxv1.TxCluste
 				WithWeight(100).
 				WithPodAffinityTerm(corev1ac.PodAffinityTerm().
 					WithTopologyKey(corev1.LabelHostname).
-					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(shardSelector(c, shard)))))))
+					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(ShardSelector(c, shard)))))))
 	}
 	for i := range sch.Tolerations {
 		t := &corev1ac.TolerationApplyConfiguration{}
-		if err := convert(&sch.Tolerations[i], t); err != nil {
+		if err := apply.Convert(&sch.Tolerations[i], t); err != nil {
 			return fmt.Errorf("scheduling.tolerations[%d]: %w", i, err)
 		}
 		spec.WithTolerations(t)
 	}
 	for i := range sch.TopologySpreadConstraints {
 		t := &corev1ac.TopologySpreadConstraintApplyConfiguration{}
-		if err := convert(&sch.TopologySpreadConstraints[i], t); err != nil {
+		if err := apply.Convert(&sch.TopologySpreadConstraints[i], t); err != nil {
 			return fmt.Errorf("scheduling.topologySpreadConstraints[%d]: %w", i, err)
 		}
 		spec.WithTopologySpreadConstraints(t)
 	}
 	return nil
-}
-
-// convert turns a typed API value from the TxCluster spec into its apply configuration. Both share the JSON shape,
-// and the typed value came from the API server, so only fields the user set (or the server defaulted) appear.
-func convert(in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }

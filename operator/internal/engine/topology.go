@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package engine
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
 )
@@ -89,12 +90,8 @@ const (
 	MemoryOverheadMB = 64
 )
 
-// DefaultReplicationProtocol is what the operator writes when spec.replication.protocol is unset: rdxd's
-// built-in protocol.
-const DefaultReplicationProtocol = "primary-backup"
-
-// buildTopology renders the topology for a cluster at the given epoch from a defaulted spec.
-func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
+// BuildTopology renders the topology for a cluster at the given epoch from a spec the API server defaulted.
+func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 	s := &c.Spec
 	t := Topology{
 		Cluster: c.Name,
@@ -103,11 +100,11 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 			Kind:          string(s.Transport.Kind),
 			Primitives:    string(s.Transport.Primitives),
 			Device:        s.Transport.RDMA.Device,
-			GIDIndex:      deref(s.Transport.RDMA.GIDIndex, -1),
+			GIDIndex:      ptr.Deref(s.Transport.RDMA.GIDIndex, -1),
 			RDMAInterface: rdmaInterface(&s.Transport.RDMA),
 			Hugepages:     s.Transport.Hugepages.Enabled,
 			Batching: TopologyBatching{
-				Enabled:     deref(s.Transport.Batching.Enabled, true),
+				Enabled:     ptr.Deref(s.Transport.Batching.Enabled, true),
 				MaxBytes:    s.Transport.Batching.MaxBytes,
 				MaxMessages: s.Transport.Batching.MaxMessages,
 			},
@@ -117,25 +114,22 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 		Replication: TopologyReplication{Protocol: string(s.Replication.Protocol)},
 		Txn: TopologyTxn{
 			Protocol:         string(s.Transactions.Protocol),
-			LocalBackupReads: deref(s.Transactions.LocalBackupReads, true),
-			HTBatching:       deref(s.Transactions.HashTableBatching, true),
+			LocalBackupReads: ptr.Deref(s.Transactions.LocalBackupReads, true),
+			HTBatching:       ptr.Deref(s.Transactions.HashTableBatching, true),
 		},
-	}
-	if t.Replication.Protocol == "" {
-		t.Replication.Protocol = DefaultReplicationProtocol
 	}
 	if ref := s.Endpoint.AuthSecretRef; ref != nil {
 		t.Auth.PasswordFile = path.Join(AuthDir, ref.Key)
 	}
 	for shard := int32(0); shard < s.Shards; shard++ {
 		ts := TopologyShard{ID: shard}
-		ports := portsOf(c, shard)
+		ports := PortsOf(c, shard)
 		for ord := int32(0); ord < s.Replicas; ord++ {
-			name := podName(c, shard, ord)
+			name := PodName(c, shard, ord)
 			ts.Members = append(ts.Members, name)
 			t.Nodes = append(t.Nodes, TopologyNode{
-				Name: name, Host: podHost(c, shard, ord),
-				Port: ports.transport, RedisPort: ports.redis, HTTPPort: ports.http, Role: RoleData,
+				Name: name, Host: PodHost(c, shard, ord),
+				Port: ports.Transport, RedisPort: ports.Redis, HTTPPort: ports.HTTP, Role: RoleData,
 			})
 		}
 		t.Shards = append(t.Shards, ts)
@@ -143,9 +137,9 @@ func buildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 	return t
 }
 
-// memoryShortfall describes a memory limit too small for rdxd's arena plus overhead (the pod would be OOM-killed
+// MemoryShortfall describes a memory limit too small for rdxd's arena plus overhead (the pod would be OOM-killed
 // once the store fills up), or returns "" when the limit is unset or covers it.
-func memoryShortfall(c *rdxv1.TxCluster) string {
+func MemoryShortfall(c *rdxv1.TxCluster) string {
 	limit, ok := c.Spec.Resources.Limits[corev1.ResourceMemory]
 	need := resource.NewQuantity((MemoryMB+MemoryOverheadMB)<<20, resource.BinarySI)
 	if !ok || limit.Cmp(*need) >= 0 {
@@ -199,13 +193,13 @@ func ParseTopology(data string) (Topology, error) {
 	return t, nil
 }
 
-// nextTopology decides the epoch: unchanged when the rendered file equals the current one at the current epoch,
+// NextTopology decides the epoch: unchanged when the rendered file equals the current one at the current epoch,
 // otherwise one more than the highest epoch known (the current file's, or knownEpoch, the status's, when the
 // ConfigMap is gone or unreadable), so an epoch never names two different files.
-func nextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64) (Topology, string, error) {
+func NextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64) (Topology, string, error) {
 	floor := knownEpoch
 	if current != nil {
-		same := buildTopology(c, current.Epoch)
+		same := BuildTopology(c, current.Epoch)
 		data, err := same.Marshal()
 		if err != nil {
 			return Topology{}, "", err
@@ -215,14 +209,7 @@ func nextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, kno
 		}
 		floor = max(floor, current.Epoch)
 	}
-	t := buildTopology(c, floor+1)
+	t := BuildTopology(c, floor+1)
 	data, err := t.Marshal()
 	return t, data, err
-}
-
-func deref[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package txcluster
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/apply"
+	"github.com/rdx-dev/rdx/operator/internal/engine"
 	"github.com/rdx-dev/rdx/operator/internal/testenv"
 )
 
@@ -28,7 +30,7 @@ func TestCreateTCPCluster(t *testing.T) {
 	c := createCluster(t, "db", func(c *rdxv1.TxCluster) { c.Spec.Shards = 2 })
 	topo := waitTopology(t, c, 1)
 	if len(topo.Shards) != 2 || len(topo.Nodes) != 6 || topo.Transport.Kind != "tcp" || topo.Txn.Protocol != "dnl4" ||
-		topo.Replication.Protocol != "primary-backup" {
+		topo.Replication.Protocol != "primary-backup" || topo.Transport.Primitives != "rpc" {
 		t.Fatalf("topology = %+v", topo)
 	}
 	if want := fmt.Sprintf("db-s1-2.db-hl.%s.svc", c.Namespace); topo.Nodes[5].Host != want {
@@ -65,10 +67,10 @@ func TestCreateTCPCluster(t *testing.T) {
 	if pod.Spec.Volumes[0].ConfigMap == nil || pod.Spec.Volumes[0].ConfigMap.Name != "db-topology" {
 		t.Errorf("topology volume = %+v", pod.Spec.Volumes[0])
 	}
-	if pod.Annotations[AnnotationRestartHash] != topo.RestartHash() {
-		t.Errorf("pod template restart hash %q, topology's %q", pod.Annotations[AnnotationRestartHash], topo.RestartHash())
+	if pod.Annotations[engine.AnnotationRestartHash] != topo.RestartHash() {
+		t.Errorf("pod template restart hash %q, topology's %q", pod.Annotations[engine.AnnotationRestartHash], topo.RestartHash())
 	}
-	if pod.Labels[LabelShard] != "1" || pod.Labels[LabelCluster] != "db" || pod.Labels[LabelRole] != "data" {
+	if pod.Labels[engine.LabelShard] != "1" || pod.Labels[apply.LabelCluster] != "db" || pod.Labels[engine.LabelRole] != "data" {
 		t.Errorf("pod labels = %v", pod.Labels)
 	}
 
@@ -94,10 +96,10 @@ func TestCreateTCPCluster(t *testing.T) {
 	if endpoint.Spec.Type != corev1.ServiceTypeClusterIP || endpoint.Spec.Ports[0].Port != 6379 {
 		t.Errorf("endpoint Service: %s port %d", endpoint.Spec.Type, endpoint.Spec.Ports[0].Port)
 	}
-	if rw.Spec.Selector[LabelPodIndex] != "0" || ro.Spec.Selector[LabelRole] != RoleRO {
+	if rw.Spec.Selector[engine.LabelPodIndex] != "0" || ro.Spec.Selector[engine.LabelRole] != engine.RoleRO {
 		t.Errorf("selectors: rw %v ro %v", rw.Spec.Selector, ro.Spec.Selector)
 	}
-	if pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels[LabelCluster] != "db" {
+	if pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels[apply.LabelCluster] != "db" {
 		t.Errorf("PodDisruptionBudget spec = %+v", pdb.Spec)
 	}
 	if err := get(t, c, "db-topology", &cm); err != nil {
@@ -136,11 +138,11 @@ func expectOwnedBy(t *testing.T, o client.Object, c *rdxv1.TxCluster) {
 		t.Errorf("%T %s: controller owner %+v, want TxCluster %s (%s) blocking deletion", o, o.GetName(), ref, c.Name, c.UID)
 	}
 	for _, m := range o.GetManagedFields() {
-		if m.Operation == metav1.ManagedFieldsOperationApply && m.Manager == FieldManager {
+		if m.Operation == metav1.ManagedFieldsOperationApply && m.Manager == apply.FieldManager {
 			return
 		}
 	}
-	t.Errorf("%T %s: not server-side applied by %s: %+v", o, o.GetName(), FieldManager, o.GetManagedFields())
+	t.Errorf("%T %s: not server-side applied by %s: %+v", o, o.GetName(), apply.FieldManager, o.GetManagedFields())
 }
 
 // TestRDMAModes: each wiring mode reaches the pod template and the topology.
@@ -150,16 +152,16 @@ func TestRDMAModes(t *testing.T) {
 		name   string
 		rdma   rdxv1.RDMASpec
 		huge   bool
-		verify func(t *testing.T, pod *corev1.PodTemplateSpec, topo Topology)
+		verify func(t *testing.T, pod *corev1.PodTemplateSpec, topo engine.Topology)
 	}{
 		{"shared", rdxv1.RDMASpec{Mode: rdxv1.RDMASharedDevice, ResourceName: "rdma/rdma_shared_device_a"}, true,
-			func(t *testing.T, pod *corev1.PodTemplateSpec, topo Topology) {
+			func(t *testing.T, pod *corev1.PodTemplateSpec, topo engine.Topology) {
 				expectResource(t, pod, "rdma/rdma_shared_device_a", "1")
 				expectResource(t, pod, "hugepages-2Mi", "1Gi")
-				expectVolume(t, pod, volumeHugepages, HugepagesDir)
-				if _, ok := pod.Annotations[AnnotationMultusNetworks]; ok || topo.Transport.RDMAInterface != "" {
+				expectVolume(t, pod, engine.VolumeHugepages, engine.HugepagesDir)
+				if _, ok := pod.Annotations[engine.AnnotationMultusNetworks]; ok || topo.Transport.RDMAInterface != "" {
 					t.Errorf("no Multus network asked for: annotation %q interface %q",
-						pod.Annotations[AnnotationMultusNetworks], topo.Transport.RDMAInterface)
+						pod.Annotations[engine.AnnotationMultusNetworks], topo.Transport.RDMAInterface)
 				}
 				if !topo.Transport.Hugepages {
 					t.Error("topology transport.hugepages must be true")
@@ -167,9 +169,9 @@ func TestRDMAModes(t *testing.T) {
 			}},
 		{"sriov", rdxv1.RDMASpec{Mode: rdxv1.RDMASRIOV, ResourceName: "nvidia.com/sriov_rdma", ResourceCount: ptr.To[int32](2),
 			Networks: []string{"sriov-rdma", "other/extra@net2"}, GIDIndex: ptr.To[int32](3)}, false,
-			func(t *testing.T, pod *corev1.PodTemplateSpec, topo Topology) {
+			func(t *testing.T, pod *corev1.PodTemplateSpec, topo engine.Topology) {
 				expectResource(t, pod, "nvidia.com/sriov_rdma", "2")
-				if got := pod.Annotations[AnnotationMultusNetworks]; got != "sriov-rdma,other/extra@net2" {
+				if got := pod.Annotations[engine.AnnotationMultusNetworks]; got != "sriov-rdma,other/extra@net2" {
 					t.Errorf("Multus annotation = %q", got)
 				}
 				if topo.Transport.RDMAInterface != "net1" || topo.Transport.GIDIndex != 3 || topo.Transport.Hugepages {
@@ -180,8 +182,8 @@ func TestRDMAModes(t *testing.T) {
 				}
 			}},
 		{"host", rdxv1.RDMASpec{Mode: rdxv1.RDMAHostDevice, HostNetwork: true, Device: "rxe0"}, false,
-			func(t *testing.T, pod *corev1.PodTemplateSpec, topo Topology) {
-				expectVolume(t, pod, volumeDevices, InfinibandDir)
+			func(t *testing.T, pod *corev1.PodTemplateSpec, topo engine.Topology) {
+				expectVolume(t, pod, engine.VolumeDevices, engine.InfinibandDir)
 				sc := pod.Spec.Containers[0].SecurityContext
 				if !ptr.Deref(sc.Privileged, false) {
 					t.Error("hostDevice pods run privileged by default")
@@ -194,7 +196,7 @@ func TestRDMAModes(t *testing.T) {
 				}
 			}},
 		{"host-unprivileged", rdxv1.RDMASpec{Mode: rdxv1.RDMAHostDevice, Privileged: ptr.To(false)}, false,
-			func(t *testing.T, pod *corev1.PodTemplateSpec, _ Topology) {
+			func(t *testing.T, pod *corev1.PodTemplateSpec, _ engine.Topology) {
 				if pod.Spec.Containers[0].SecurityContext.Privileged != nil || pod.Spec.HostNetwork {
 					t.Errorf("privileged %v hostNetwork %v", pod.Spec.Containers[0].SecurityContext.Privileged, pod.Spec.HostNetwork)
 				}
@@ -287,7 +289,7 @@ func TestStatusFollowsPods(t *testing.T) {
 
 	p := pods[2]
 	p.Status.Conditions[0].Status = corev1.ConditionFalse
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, RestartCount: 4, State: corev1.ContainerState{
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: engine.ContainerName, RestartCount: 4, State: corev1.ContainerState{
 		Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}}}}
 	if err := env.Client.Status().Update(context.Background(), p); err != nil {
 		t.Fatal(err)
@@ -320,7 +322,7 @@ func TestUpdates(t *testing.T) {
 		}
 		return nil
 	})
-	if sts.Spec.Template.Annotations[AnnotationRestartHash] != first.RestartHash() {
+	if sts.Spec.Template.Annotations[engine.AnnotationRestartHash] != first.RestartHash() {
 		t.Error("an image change must not change the restart hash")
 	}
 	setStatefulSetStatus(t, c, 0, func(s *appsv1.StatefulSet) {
@@ -348,8 +350,8 @@ func TestUpdates(t *testing.T) {
 		t.Errorf("scaled topology: %d members, restart hash changed %v (want true)", len(scaled.Shards[0].Members), scaled.RestartHash() != first.RestartHash())
 	}
 	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
-		if *s.Spec.Replicas != 5 || s.Spec.Template.Annotations[AnnotationRestartHash] != scaled.RestartHash() {
-			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[AnnotationRestartHash])
+		if *s.Spec.Replicas != 5 || s.Spec.Template.Annotations[engine.AnnotationRestartHash] != scaled.RestartHash() {
+			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[engine.AnnotationRestartHash])
 		}
 		return nil
 	})
@@ -373,13 +375,13 @@ func TestUpdates(t *testing.T) {
 
 	// Transaction protocol: rdxd cannot switch live. New epoch, new restart hash, and once the StatefulSet has
 	// seen its new template every old pod is deleted together.
-	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = "occ" })
+	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.ProtocolDNL2 })
 	restarted := waitTopology(t, c, 3)
-	if restarted.Txn.Protocol != "occ" || restarted.RestartHash() == scaled.RestartHash() {
+	if restarted.Txn.Protocol != "dnl2" || restarted.RestartHash() == scaled.RestartHash() {
 		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != scaled.RestartHash())
 	}
 	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
-		if s.Spec.Template.Annotations[AnnotationRestartHash] != restarted.RestartHash() {
+		if s.Spec.Template.Annotations[engine.AnnotationRestartHash] != restarted.RestartHash() {
 			return fmt.Errorf("template restart hash not updated")
 		}
 		return nil
@@ -397,7 +399,7 @@ func TestUpdates(t *testing.T) {
 
 	// The ConfigMap disappears: it comes back at a fresh epoch, never a reused one.
 	var cm corev1.ConfigMap
-	if err := get(t, c, topologyName(c), &cm); err != nil {
+	if err := get(t, c, engine.TopologyName(c), &cm); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Delete(context.Background(), &cm); err != nil {
@@ -430,16 +432,15 @@ func podsGone(pods []*corev1.Pod) error {
 	return nil
 }
 
-// TestEndpointAndOverrides: endpoint settings, auth, TLS and pod overrides reach the objects.
+// TestEndpointAndOverrides: endpoint settings, auth and pod overrides reach the objects.
 func TestEndpointAndOverrides(t *testing.T) {
 	c := createCluster(t, "ep", func(c *rdxv1.TxCluster) {
 		c.Spec.Endpoint = rdxv1.EndpointSpec{
 			ServiceType: corev1.ServiceTypeNodePort, Port: 16379, Annotations: map[string]string{"lb.test/x": "y"},
 			AuthSecretRef: &rdxv1.SecretKeyReference{Name: "ep-auth", Key: "pw"},
-			TLSSecretRef:  &rdxv1.LocalObjectReference{Name: "ep-tls"},
 		}
 		c.Spec.PodTemplate = rdxv1.PodOverrides{
-			Labels:      map[string]string{"team": "db", LabelCluster: "hijack"},
+			Labels:      map[string]string{"team": "db", apply.LabelCluster: "hijack"},
 			Annotations: map[string]string{"note": "x"},
 			Env:         []corev1.EnvVar{{Name: "RDX_LOG", Value: "debug"}},
 		}
@@ -456,9 +457,8 @@ func TestEndpointAndOverrides(t *testing.T) {
 	}
 	sts := waitStatefulSet(t, c, 0, func(*appsv1.StatefulSet) error { return nil })
 	pod := &sts.Spec.Template
-	expectVolume(t, pod, volumeAuth, AuthDir)
-	expectVolume(t, pod, volumeTLS, TLSDir)
-	if pod.Labels["team"] != "db" || pod.Labels[LabelCluster] != "ep" || pod.Annotations["note"] != "x" {
+	expectVolume(t, pod, engine.VolumeAuth, engine.AuthDir)
+	if pod.Labels["team"] != "db" || pod.Labels[apply.LabelCluster] != "ep" || pod.Annotations["note"] != "x" {
 		t.Errorf("overrides: labels %v annotations %v", pod.Labels, pod.Annotations)
 	}
 	if env := pod.Spec.Containers[0].Env; env[len(env)-1].Name != "RDX_LOG" {
@@ -470,7 +470,6 @@ func TestEndpointAndOverrides(t *testing.T) {
 	if pod.Spec.Affinity == nil || pod.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("default anti-affinity missing: %+v", pod.Spec.Affinity)
 	}
-	waitEvent(t, c, "TLSNotServed", "Secret ep-tls is mounted at /etc/rdx/tls")
 
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Endpoint.ServiceType = corev1.ServiceTypeClusterIP })
 	testenv.Eventually(t, wait, func() error {
@@ -559,4 +558,28 @@ func TestDeletion(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTopologyApplyDoesNotRecreateADeletedConfigMap: a pass that derived its epoch from a ConfigMap deleted in the
+// meantime fails instead of recreating it at the old epoch (the next pass then starts above the status's epoch).
+func TestTopologyApplyDoesNotRecreateADeletedConfigMap(t *testing.T) {
+	ctx := context.Background()
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "gone-cm", Namespace: env.Namespace(t)}} // not created
+	if err := env.Client.Apply(ctx, topologyConfigMap(c, "{}", &corev1.ConfigMap{}), client.FieldOwner(apply.FieldManager)); err != nil {
+		t.Fatal(err)
+	}
+	var read corev1.ConfigMap
+	if err := get(t, c, engine.TopologyName(c), &read); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, &read); err != nil {
+		t.Fatal(err)
+	}
+	err := env.Client.Apply(ctx, topologyConfigMap(c, "{}", &read), client.FieldOwner(apply.FieldManager))
+	if !apierrors.IsConflict(err) {
+		t.Errorf("apply derived from a deleted ConfigMap: %v, want a conflict", err)
+	}
+	if err := get(t, c, engine.TopologyName(c), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("deleted ConfigMap recreated: %v", err)
+	}
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package engine
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -27,11 +26,12 @@ func defaulted(name string) *rdxv1.TxCluster {
 	c.Spec = rdxv1.TxClusterSpec{
 		Shards: 2, Replicas: 3, Workers: 2, ImagePullPolicy: corev1.PullIfNotPresent,
 		Transport: rdxv1.TransportSpec{
-			Kind: rdxv1.TransportTCP, Primitives: rdxv1.PrimitivesHybrid,
+			Kind: rdxv1.TransportTCP, Primitives: rdxv1.PrimitivesRPC,
 			RDMA:     rdxv1.RDMASpec{Mode: rdxv1.RDMANone},
 			Batching: rdxv1.BatchingSpec{Enabled: ptr.To(true), MaxBytes: 4096, MaxMessages: 64},
 		},
-		Transactions: rdxv1.TransactionsSpec{Protocol: "dnl4", LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
+		Transactions: rdxv1.TransactionsSpec{Protocol: rdxv1.ProtocolDNL4, LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
+		Replication:  rdxv1.ReplicationSpec{Protocol: rdxv1.ReplicationPrimaryBackup},
 		Endpoint:     rdxv1.EndpointSpec{ServiceType: corev1.ServiceTypeClusterIP, Port: 6379},
 	}
 	return c
@@ -85,7 +85,7 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 	c := defaulted("demo")
 	c.Namespace = "default"
 	c.Spec.Endpoint.AuthSecretRef = &rdxv1.SecretKeyReference{Name: "pw", Key: "password"}
-	data, err := buildTopology(c, 1).Marshal()
+	data, err := BuildTopology(c, 1).Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 		t.Fatalf("topology keys differ from engine/docs/topology.md\n doc: %s\n ours: %s", w, g)
 	}
 
-	topo := buildTopology(c, 1)
+	topo := BuildTopology(c, 1)
 	if topo.Cluster != "demo" || len(topo.Shards) != 2 || len(topo.Nodes) != 6 {
 		t.Fatalf("want cluster demo with 2 shards and 6 nodes, got %+v", topo)
 	}
@@ -115,8 +115,16 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 	if topo.Replication.Protocol != "primary-backup" || topo.Txn.Protocol != "dnl4" || topo.Auth.PasswordFile != "/etc/rdx/auth/password" {
 		t.Errorf("protocols/auth = %+v %+v %+v", topo.Replication, topo.Txn, topo.Auth)
 	}
-	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" {
+	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" || topo.Transport.Primitives != "rpc" {
 		t.Errorf("tcp transport = %+v", topo.Transport)
+	}
+	// The only values rdxd implements, as the file carries them.
+	for _, want := range []string{`"primitives": "rpc"`, `"replication": {
+    "protocol": "primary-backup"
+  }`} {
+		if !strings.Contains(data, want) {
+			t.Errorf("topology file lacks %s:\n%s", want, data)
+		}
 	}
 }
 
@@ -139,28 +147,28 @@ func TestRDMAInterfaceDefaults(t *testing.T) {
 // TestEpochDecisions: what bumps the epoch, and what changes the restart hash.
 func TestEpochDecisions(t *testing.T) {
 	base := defaulted("db")
-	first, firstData, err := nextTopology(base, nil, "", 0)
+	first, firstData, err := NextTopology(base, nil, "", 0)
 	if err != nil || first.Epoch != 1 {
 		t.Fatalf("new cluster: epoch %d, err %v; want 1", first.Epoch, err)
 	}
 
-	same, _, _ := nextTopology(base, &first, firstData, 1)
+	same, _, _ := NextTopology(base, &first, firstData, 1)
 	if same.Epoch != 1 {
 		t.Errorf("unchanged spec bumped the epoch to %d", same.Epoch)
 	}
 
 	scaled := base.DeepCopy()
 	scaled.Spec.Replicas = 5
-	s, _, _ := nextTopology(scaled, &first, firstData, 1)
+	s, _, _ := NextTopology(scaled, &first, firstData, 1)
 	if s.Epoch != 2 || s.RestartHash() == first.RestartHash() {
 		t.Errorf("replicas change: epoch %d (want 2), restart hash unchanged %v (want false): rdxd reads its topology only at start-up",
 			s.Epoch, s.RestartHash() == first.RestartHash())
 	}
 
 	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
-		"txn protocol": func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = "occ" },
-		"replication":  func(s *rdxv1.TxClusterSpec) { s.Replication.Protocol = "hermes" },
-		"primitives":   func(s *rdxv1.TxClusterSpec) { s.Transport.Primitives = rdxv1.PrimitivesRPC },
+		"txn protocol": func(s *rdxv1.TxClusterSpec) { s.Transactions.Protocol = rdxv1.ProtocolDNL1 },
+		"ht batching":  func(s *rdxv1.TxClusterSpec) { s.Transactions.HashTableBatching = ptr.To(false) },
+		"hugepages on": func(s *rdxv1.TxClusterSpec) { s.Transport.Hugepages.Enabled = true },
 		"workers":      func(s *rdxv1.TxClusterSpec) { s.Workers = 4 },
 		"batching":     func(s *rdxv1.TxClusterSpec) { s.Transport.Batching.MaxMessages = 8 },
 		"auth": func(s *rdxv1.TxClusterSpec) {
@@ -170,7 +178,7 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		got, _, _ := nextTopology(changed, &first, firstData, 1)
+		got, _, _ := NextTopology(changed, &first, firstData, 1)
 		if got.Epoch != 2 || got.RestartHash() == first.RestartHash() {
 			t.Errorf("%s: epoch %d (want 2), restart hash unchanged %v (want false)", name, got.Epoch, got.RestartHash() == first.RestartHash())
 		}
@@ -183,16 +191,16 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		if got, _, _ := nextTopology(changed, &first, firstData, 1); got.Epoch != 1 {
+		if got, _, _ := NextTopology(changed, &first, firstData, 1); got.Epoch != 1 {
 			t.Errorf("%s changed the topology epoch to %d", name, got.Epoch)
 		}
 	}
 
-	if got, _, _ := nextTopology(base, nil, "", 7); got.Epoch != 8 || got.RestartHash() == first.RestartHash() {
+	if got, _, _ := NextTopology(base, nil, "", 7); got.Epoch != 8 || got.RestartHash() == first.RestartHash() {
 		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d (want 8), restart hash unchanged %v (want false)",
 			got.Epoch, got.RestartHash() == first.RestartHash())
 	}
-	if got, _, _ := nextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
+	if got, _, _ := NextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
 		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)
 	}
 }
@@ -203,8 +211,8 @@ func TestMemoryShortfall(t *testing.T) {
 		if limit != "" {
 			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)}
 		}
-		if got := memoryShortfall(c) != ""; got != short {
-			t.Errorf("limit %q: shortfall reported %v, want %v (%s)", limit, got, short, memoryShortfall(c))
+		if got := MemoryShortfall(c) != ""; got != short {
+			t.Errorf("limit %q: shortfall reported %v, want %v (%s)", limit, got, short, MemoryShortfall(c))
 		}
 	}
 }
@@ -213,85 +221,6 @@ func TestParseTopologyRejectsGarbage(t *testing.T) {
 	for _, bad := range []string{"", "{", `{"epoch": 0}`, `[]`} {
 		if _, err := ParseTopology(bad); err == nil {
 			t.Errorf("ParseTopology(%q) accepted", bad)
-		}
-	}
-}
-
-func TestPodProblem(t *testing.T) {
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	pod := func(mutate func(*corev1.Pod)) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-			Name: "p", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
-			Annotations: map[string]string{AnnotationRestartHash: "h"},
-		}}
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse,
-			LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}}
-		mutate(p)
-		return p
-	}
-	for name, tc := range map[string]struct {
-		pod   *corev1.Pod
-		want  string
-		after time.Duration
-	}{
-		"unready briefly": {pod(func(*corev1.Pod) {}), "", 4 * time.Minute},
-		"unready long": {pod(func(p *corev1.Pod) {
-			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-6 * time.Minute))
-		}), "not ready for 6m0s", 0},
-		"crash loop": {pod(func(p *corev1.Pod) {
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "rdxd", State: corev1.ContainerState{
-				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off"}}}}
-		}), "container rdxd CrashLoopBackOff: back-off", 0},
-		"unschedulable": {pod(func(p *corev1.Pod) {
-			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
-				Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes: rdma"})
-		}), "unschedulable: 0/1 nodes: rdma", 0},
-		"old configuration": {pod(func(p *corev1.Pod) { p.Annotations[AnnotationRestartHash] = "old" }), "", 0},
-		"ready":             {pod(func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionTrue }), "", 0},
-	} {
-		got, after := podProblem(tc.pod, "h", now, 5*time.Minute)
-		if got != tc.want || after != tc.after {
-			t.Errorf("%s: podProblem = %q, %s; want %q, %s", name, got, after, tc.want, tc.after)
-		}
-	}
-}
-
-// On the host's network every shard gets its own ports (pods of different shards share a node); in pod networks
-// every pod keeps the contract's ports. The pod template and the topology must agree, or rdxd binds ports the
-// probes and Services do not use.
-func TestHostNetworkGivesEachShardItsOwnPorts(t *testing.T) {
-	for _, host := range []bool{false, true} {
-		c := defaulted("ports")
-		c.Spec.Transport.Kind = rdxv1.TransportVerbs
-		c.Spec.Transport.RDMA = rdxv1.RDMASpec{Mode: rdxv1.RDMAHostDevice, HostNetwork: host}
-		topo := buildTopology(c, 1)
-		for shard := int32(0); shard < c.Spec.Shards; shard++ {
-			want := map[string]int32{"transport": 7000, "redis": 6379, "http": 9100}
-			if host {
-				for k := range want {
-					want[k] += shard
-				}
-			}
-			for _, n := range topo.Nodes {
-				if !strings.HasPrefix(n.Name, statefulSetName(c, shard)+"-") {
-					continue
-				}
-				if n.Port != want["transport"] || n.RedisPort != want["redis"] || n.HTTPPort != want["http"] {
-					t.Errorf("hostNetwork=%v node %s ports %d/%d/%d, want %v", host, n.Name, n.Port, n.RedisPort, n.HTTPPort, want)
-				}
-			}
-			tmpl, err := podTemplate(c, "img", shard, "h")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range tmpl.Spec.Containers[0].Ports {
-				if *p.ContainerPort != want[*p.Name] {
-					t.Errorf("hostNetwork=%v shard %d container port %s = %d, want %d", host, shard, *p.Name, *p.ContainerPort, want[*p.Name])
-				}
-			}
-			if got := ptr.Deref(tmpl.Spec.HostNetwork, false); got != host {
-				t.Errorf("shard %d hostNetwork = %v, want %v", shard, got, host)
-			}
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package txcluster
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/apply"
+	"github.com/rdx-dev/rdx/operator/internal/engine"
 )
 
 // Condition reasons.
@@ -38,7 +40,7 @@ var failingWaitingReasons = map[string]bool{
 // observation is what one reconcile saw; status is a pure function of it.
 type observation struct {
 	cluster           *rdxv1.TxCluster
-	topology          Topology
+	topology          engine.Topology
 	topologyConfigMap *corev1.ConfigMap // as applied; events about an epoch refer to it
 	restartHash       string
 	statefulSets      []appsv1.StatefulSet // as returned by the apply, one per shard (fewer if a step failed)
@@ -109,13 +111,7 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 
 	gen := c.Generation
 	set := func(t string, ok bool, reason, msg string) {
-		status := metav1.ConditionFalse
-		if ok {
-			status = metav1.ConditionTrue
-		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
-		})
+		apply.SetCondition(&st.Conditions, gen, t, ok, reason, msg)
 	}
 
 	switch {
@@ -222,7 +218,7 @@ func podReady(p *corev1.Pod) bool {
 
 // runsCurrent tells whether a pod was created from a template with the current restart hash.
 func runsCurrent(p *corev1.Pod, restartHash string) bool {
-	return p.Annotations[AnnotationRestartHash] == restartHash
+	return p.Annotations[engine.AnnotationRestartHash] == restartHash
 }
 
 func summarize(items []string) string {

@@ -1,10 +1,11 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-package controller
+package txcluster
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/engine"
 	"github.com/rdx-dev/rdx/operator/internal/testenv"
 )
 
@@ -60,7 +62,7 @@ func startManager(e *testenv.Env) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TxClusterReconciler{
+	r := &Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("rdx-operator"),
@@ -120,16 +122,16 @@ func updateCluster(t *testing.T, c *rdxv1.TxCluster, mutate func(*rdxv1.TxCluste
 }
 
 // waitTopology waits for the topology ConfigMap at the given epoch and returns it parsed.
-func waitTopology(t *testing.T, c *rdxv1.TxCluster, epoch int64) Topology {
+func waitTopology(t *testing.T, c *rdxv1.TxCluster, epoch int64) engine.Topology {
 	t.Helper()
-	var topo Topology
+	var topo engine.Topology
 	testenv.Eventually(t, wait, func() error {
 		var cm corev1.ConfigMap
-		if err := get(t, c, topologyName(c), &cm); err != nil {
+		if err := get(t, c, engine.TopologyName(c), &cm); err != nil {
 			return err
 		}
 		var err error
-		if topo, err = ParseTopology(cm.Data[TopologyKey]); err != nil {
+		if topo, err = engine.ParseTopology(cm.Data[engine.TopologyKey]); err != nil {
 			return err
 		}
 		if topo.Epoch != epoch {
@@ -145,7 +147,7 @@ func waitStatefulSet(t *testing.T, c *rdxv1.TxCluster, shard int32, check func(*
 	t.Helper()
 	sts := &appsv1.StatefulSet{}
 	testenv.Eventually(t, wait, func() error {
-		if err := get(t, c, statefulSetName(c, shard), sts); err != nil {
+		if err := get(t, c, engine.StatefulSetName(c, shard), sts); err != nil {
 			return err
 		}
 		return check(sts)
@@ -196,7 +198,7 @@ func setStatefulSetStatus(t *testing.T, c *rdxv1.TxCluster, shard int32, mutate 
 	t.Helper()
 	testenv.Eventually(t, wait, func() error {
 		sts := &appsv1.StatefulSet{}
-		if err := get(t, c, statefulSetName(c, shard), sts); err != nil {
+		if err := get(t, c, engine.StatefulSetName(c, shard), sts); err != nil {
 			return err
 		}
 		mutate(sts)
@@ -210,11 +212,12 @@ func createPod(t *testing.T, c *rdxv1.TxCluster, shard, ordinal int32, ready boo
 	t.Helper()
 	sts := waitStatefulSet(t, c, shard, func(*appsv1.StatefulSet) error { return nil })
 	tmpl := sts.Spec.Template
+	labels := maps.Clone(tmpl.Labels)
+	labels[engine.LabelPodIndex] = strconv.Itoa(int(ordinal))
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: podName(c, shard, ordinal), Namespace: c.Namespace,
-			Labels:      mergeMaps(tmpl.Labels, map[string]string{LabelPodIndex: strconv.Itoa(int(ordinal))}),
-			Annotations: tmpl.Annotations,
+			Name: engine.PodName(c, shard, ordinal), Namespace: c.Namespace,
+			Labels: labels, Annotations: tmpl.Annotations,
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}

@@ -1,0 +1,100 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package txcluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/testenv"
+)
+
+// refusal is a TxCluster spec the API server must refuse, with the message it must give.
+type refusal struct {
+	name   string
+	mutate func(*rdxv1.TxCluster)
+	want   string
+}
+
+// unimplemented lists every value the API once named and rdxd does not implement, and a TLS secret rdxd would not
+// serve.
+func unimplemented() []refusal {
+	var cases []refusal
+	for _, p := range []string{"occ", "nowait", "waitdie", "mvcc", "sundial", "calvin"} {
+		cases = append(cases, refusal{"txn-" + p,
+			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
+			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1"`, p)})
+	}
+	for _, p := range []string{"hermes", "zab", "multipaxos", "derecho", "paxos", "allaboard", "abd", "cht",
+		"chtmultileader", "craq"} {
+		cases = append(cases, refusal{"repl-" + p,
+			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationProtocol(p) },
+			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup"`, p)})
+	}
+	for _, p := range []string{"onesided", "hybrid"} {
+		cases = append(cases, refusal{"prim-" + p,
+			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
+			fmt.Sprintf(`spec.transport.primitives: Unsupported value: %q: supported values: "rpc"`, p)})
+	}
+	return append(cases, refusal{"tls",
+		func(c *rdxv1.TxCluster) { c.Spec.Endpoint.TLSSecretRef = &rdxv1.LocalObjectReference{Name: "tls"} },
+		"spec.endpoint.tlsSecretRef: Invalid value: endpoint.tlsSecretRef: rdxd does not serve TLS yet; " +
+			"the endpoint speaks plain RESP"})
+}
+
+// TestUnimplementedValuesRefused: with the operator running, a TxCluster naming a value rdxd does not implement
+// is refused at admission with a message naming what exists, and nothing is created for it (before, such a value
+// was admitted and its pods crash-looped).
+func TestUnimplementedValuesRefused(t *testing.T) {
+	ns := env.Namespace(t)
+	for _, tc := range unimplemented() {
+		c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns}}
+		tc.mutate(c)
+		err := env.Client.Create(context.Background(), c)
+		switch {
+		case err == nil:
+			t.Errorf("%s: admitted; want a refusal containing %q", tc.name, tc.want)
+		case !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: refusal %v\nwant an Invalid error containing %q", tc.name, err, tc.want)
+		}
+	}
+	waitIdle(t)
+	testenv.Consistently(t, 2*time.Second, func() error {
+		var (
+			sets appsv1.StatefulSetList
+			pods corev1.PodList
+			cms  corev1.ConfigMapList
+		)
+		for _, l := range []client.ObjectList{&sets, &pods, &cms} {
+			if err := env.Client.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+				return err
+			}
+		}
+		var made []string
+		for _, s := range sets.Items {
+			made = append(made, "StatefulSet "+s.Name)
+		}
+		for _, p := range pods.Items {
+			made = append(made, "Pod "+p.Name)
+		}
+		for _, cm := range cms.Items {
+			if cm.Name != "kube-root-ca.crt" { // published into every namespace by kube-controller-manager, if any
+				made = append(made, "ConfigMap "+cm.Name)
+			}
+		}
+		if len(made) > 0 {
+			return fmt.Errorf("objects created for refused TxClusters: %v", made)
+		}
+		return nil
+	})
+}
