@@ -1,0 +1,60 @@
+"""What the API admits is what rdxd implements: the TxCluster CRD's enums against `rdxd --list --json`.
+
+The CRD (crds/, generated from operator/api) refuses at admission every protocol, transport and primitive value
+rdxd does not register, and admits every one it does, so the two cannot drift apart.
+"""
+import json
+import os
+import subprocess
+
+import yaml
+
+from conftest import BIN, ENGINE
+
+CRD = os.path.join(ENGINE, "..", "crds", "rdx.dev_txclusters.yaml")
+
+
+def registered():
+    out = subprocess.run([os.path.join(BIN, "rdxd"), "--list", "--json"], capture_output=True, text=True, check=True,
+                         timeout=30).stdout
+    return json.loads(out)
+
+
+def crd_spec():
+    with open(CRD) as f:
+        crd = yaml.safe_load(f)
+    (version,) = crd["spec"]["versions"]
+    return version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+
+
+def test_crd_admits_exactly_what_rdxd_registers():
+    reg, spec = registered(), crd_spec()
+    names = {family: sorted(e["name"] for e in entries) for family, entries in reg.items()}
+    assert sorted(spec["transport"]["properties"]["kind"]["enum"]) == names["transport"]
+    assert sorted(spec["replication"]["properties"]["protocol"]["enum"]) == names["replication"]
+    assert sorted(spec["transactions"]["properties"]["protocol"]["enum"]) == names["txn"]
+    # A primitives value is admitted only if every transaction protocol honours it (no per-protocol rule exists yet).
+    honoured = set.intersection(*(set(e["primitives"]) for e in reg["txn"]))
+    assert sorted(spec["transport"]["properties"]["primitives"]["enum"]) == sorted(honoured)
+    # Defaults name registered values.
+    assert spec["transactions"]["properties"]["protocol"]["default"] in names["txn"]
+    assert spec["replication"]["properties"]["protocol"]["default"] in names["replication"]
+    assert spec["transport"]["properties"]["primitives"]["default"] in honoured
+
+
+def test_replication_protocols_carry_the_transaction_protocols():
+    # Families and keys: a TxCluster runs a transaction protocol over its replication protocol's replica log.
+    for e in registered()["replication"]:
+        assert e["carries_transactions"], e
+
+
+def test_rdxd_refuses_an_unregistered_protocol_naming_what_exists(tmp_path):
+    topo = {"cluster": "t", "epoch": 1, "replication": {"protocol": "hermes"},
+            "shards": [{"id": 0, "members": ["n0"]}], "nodes": [{"name": "n0", "host": "127.0.0.1", "port": 7999}]}
+    path = tmp_path / "topology.json"
+    path.write_text(json.dumps(topo))
+    p = subprocess.run([os.path.join(BIN, "rdxd"), "--config", str(path), "--node", "n0"], capture_output=True,
+                       text=True, timeout=30)
+    log = p.stdout + p.stderr
+    assert p.returncode == 2, log
+    assert "replication protocol 'hermes' is not implemented" in log and "(available: primary-backup)" in log, log
