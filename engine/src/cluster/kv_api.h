@@ -1,5 +1,6 @@
 #pragma once
-// The single-key client API every node serves (native clients such as rdx-bench, and node-to-node forwarding).
+// The single-key client API every node serves to native clients (rdx-bench); each operation goes to the cluster's
+// replication protocol.
 // Request payloads: bytes key [, bytes value]. Response: status in the message header; payload u64 version
 // [, bytes value] on success. Statuses: kOk, kNotFound, kInvalidArgument (malformed request, key/value too large),
 // kUnavailable (not serving: recovering, primary unreachable, shutting down), kResourceExhausted (memory full).

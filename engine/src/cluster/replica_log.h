@@ -71,7 +71,9 @@ class ReplicaLog {
   // Sends W (keys of any shards) to every live replica other than each key's primary. A replica that does not
   // acknowledge is excluded by the replication protocol; the call then still succeeds with the others. kOk, or the
   // reason the writes could not be made durable (the transaction must then not commit).
-  virtual rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode) = 0;
+  // (`writes` must outlive the call: callers await it.)
+  virtual rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes,
+                                    LogMode mode) = 0;
   // Completes replicate() (see above). kApply notifies the replicas (one-way) and returns; kHold returns once every
   // live replica has applied or dropped the held writes.
   virtual rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode,

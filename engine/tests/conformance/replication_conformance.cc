@@ -258,15 +258,8 @@ std::vector<std::string> protocols(bool survivors_only) {
   return out;
 }
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& p) {
-  std::string s = p.param;
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Registry, ReplicationConformance, ::testing::ValuesIn(protocols(false)), name_of);
-INSTANTIATE_TEST_SUITE_P(Registry, ReplicationSurvivesLoss, ::testing::ValuesIn(protocols(true)), name_of);
+INSTANTIATE_TEST_SUITE_P(Registry, ReplicationConformance, ::testing::ValuesIn(protocols(false)), param_name);
+INSTANTIATE_TEST_SUITE_P(Registry, ReplicationSurvivesLoss, ::testing::ValuesIn(protocols(true)), param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReplicationSurvivesLoss);
 
 }  // namespace

@@ -85,6 +85,13 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeo
   return true;
 }
 
+std::string param_name(const ::testing::TestParamInfo<std::string>& p) {
+  std::string s = p.param;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
 int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

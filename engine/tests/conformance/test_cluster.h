@@ -50,4 +50,7 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeo
 // CLOCK_REALTIME in ns (history intervals).
 int64_t now_ns();
 
+// A registered protocol's name as a gtest parameter name ("primary-backup" -> "primary_backup").
+std::string param_name(const ::testing::TestParamInfo<std::string>& p);
+
 }  // namespace rdx::conformance

@@ -274,13 +274,7 @@ std::vector<std::string> protocols() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, TxnConformance, ::testing::ValuesIn(protocols()),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           std::string s = p.param;
-                           for (char& ch : s)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Registry, TxnConformance, ::testing::ValuesIn(protocols()), param_name);
 
 }  // namespace
 }  // namespace rdx::conformance

@@ -1,4 +1,4 @@
-"""Transactions on a 3-node, 3-replica loopback cluster: every Dandelion protocol under concurrent, conflicting load
+"""Transactions on a 3-node, 3-replica loopback cluster: every registered protocol under concurrent, conflicting load
 with the history through the strict-serializability checker, the SmallBank invariant, a planted anomaly the checker
 must catch, and a backup crash that loses no committed transaction."""
 import json
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import BIN, run
+from conftest import BIN, registered, run
 
 
 def txn_bench(cluster, workload, *args, check=True, timeout=240):
@@ -19,7 +19,7 @@ def txn_bench(cluster, workload, *args, check=True, timeout=240):
     return p, (json.load(open(out)) if os.path.exists(out) else None)
 
 
-@pytest.mark.parametrize("protocol", ["dnl4", "dnl2", "dnl1"])
+@pytest.mark.parametrize("protocol", registered("txn"))
 def test_protocol_is_strictly_serializable_under_conflicts(cluster, protocol):
     cluster.up(nodes=3, extra=["--txn-protocol", protocol])
     # SmallBank with a hot spot: 10% of the accounts take 90% of the accesses, so transactions conflict.

@@ -62,7 +62,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
 
   // ReplicaLog
   Scope begin() override;
-  rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, std::vector<cluster::LogWrite> writes,
+  rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, const std::vector<cluster::LogWrite>& writes,
                             cluster::LogMode mode) override;
   rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<cluster::LogWrite> writes,
                           cluster::LogMode mode, bool committed) override;

@@ -85,7 +85,7 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
   co_return ack.status == Code::kOk;
 }
 
-Task<Code> PbWorker::replicate(const Scope&, uint64_t txid, std::vector<LogWrite> writes, LogMode mode) {
+Task<Code> PbWorker::replicate(const Scope&, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode) {
   std::vector<Task<bool>> sends;
   for (auto& [node, batch] : by_backup(txid, writes, mode))
     sends.push_back(send_to(node, kReplicate, std::move(batch)));

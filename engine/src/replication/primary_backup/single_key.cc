@@ -186,27 +186,26 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op) 
     co_return res;
   }
 
-  cluster::LogWrite w{key, std::move(a.new_value), lock.version + 1};
+  std::vector<cluster::LogWrite> ws;
+  ws.push_back(cluster::LogWrite{key, std::move(a.new_value), lock.version + 1});
+  const cluster::LogWrite& w = ws.front();
+  res.version = w.version;
   Scope scope = begin();
   if (node_.env().faults.ack_before_replication) {
     // Planted fault (tests only): the write is visible and acknowledged here before the backups have it.
     apply_at_primary(w);
     cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
-    rpc::spawn([](PbWorker* self, Scope sc, cluster::LogWrite lw) -> Task<void> {
+    rpc::spawn([](PbWorker* self, Scope sc, uint64_t id, std::vector<cluster::LogWrite> lws) -> Task<void> {
       co_await self->ctx_.sched().sleep_for(std::chrono::milliseconds(2));
-      std::vector<cluster::LogWrite> ws{lw};
-      (void)co_await self->replicate(sc, lw.version, ws, cluster::LogMode::kApply);
-      co_await self->resolve(sc, lw.version, std::move(ws), cluster::LogMode::kApply, true);
-    }(this, std::move(scope), w));
-    res.version = w.version;
+      (void)co_await self->replicate(sc, id, lws, cluster::LogMode::kApply);
+      co_await self->resolve(sc, id, std::move(lws), cluster::LogMode::kApply, true);
+    }(this, std::move(scope), writer, std::move(ws)));
     co_return res;
   }
-  std::vector<cluster::LogWrite> ws{w};
   // Always kOk here: a backup that does not acknowledge is excluded, and the write is at every replica still counted.
   (void)co_await replicate(scope, writer, ws, cluster::LogMode::kApply);
   apply_at_primary(w);
   cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
-  res.version = w.version;
   // Not awaited: readable notices are one-way, and the scope (kept by the resolve) ends once they are sent.
   rpc::spawn([](PbWorker* self, Scope sc, uint64_t id, std::vector<cluster::LogWrite> lws) -> Task<void> {
     co_await self->resolve(sc, id, std::move(lws), cluster::LogMode::kApply, true);

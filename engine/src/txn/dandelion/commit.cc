@@ -163,8 +163,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   }
   if (s.hold_at_backups) {
     lock_steps.push_back([](cluster::ReplicaLog& log, const cluster::ReplicaLog::Scope& sc, uint64_t id,
-                            std::vector<LogWrite> ws) -> Task<StepResult> {
-      co_return StepResult{co_await log.replicate(sc, id, std::move(ws), LogMode::kHold), {}};
+                            const std::vector<LogWrite>& ws) -> Task<StepResult> {
+      co_return StepResult{co_await log.replicate(sc, id, ws, LogMode::kHold), {}};
     }(env_.log, scope, tx.id, log_writes));
   }
   auto lock_results = co_await rpc::when_all(std::move(lock_steps));
@@ -201,8 +201,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   if (outcome == Outcome::kCommitted && s.replicate) {
     std::vector<Task<StepResult>> reps;
     reps.push_back([](cluster::ReplicaLog& log, const cluster::ReplicaLog::Scope& sc, uint64_t id,
-                      std::vector<LogWrite> ws) -> Task<StepResult> {
-      co_return StepResult{co_await log.replicate(sc, id, std::move(ws), LogMode::kApply), {}};
+                      const std::vector<LogWrite>& ws) -> Task<StepResult> {
+      co_return StepResult{co_await log.replicate(sc, id, ws, LogMode::kApply), {}};
     }(env_.log, scope, tx.id, log_writes));
     std::vector<uint16_t> apply_nodes;
     if (s.apply_in_replicate) {
