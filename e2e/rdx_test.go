@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
@@ -70,6 +71,7 @@ func TestRDX(t *testing.T) {
 	}
 
 	installOperator(t, env, opNS)
+	refuseUnimplemented(t, env, ns)
 	c = applySample(t, env, ns)
 
 	env.Step(t, "write %d keys through the endpoint Service %s from a pod, read them back", env.Keys, c.redisAddr)
@@ -158,6 +160,37 @@ func installOperator(t *testing.T, env *framework.Env, opNS string) {
 		t.Fatalf("helm test did not report Succeeded:\n%s", out)
 	}
 	env.Logf(t, "helm test: %s", firstLines(grepLines(out, "Phase:", "TEST SUITE"), 6))
+}
+
+// refuseUnimplemented applies the sample with values rdxd does not implement: the API server refuses each with a
+// message naming what exists, and nothing is created for it.
+func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
+	env.Step(t, "the sample with a protocol or primitives rdxd does not implement is refused at admission")
+	ctx := framework.Ctx(t)
+	cases := []struct {
+		field []string
+		value string
+		want  string
+	}{
+		{[]string{"spec", "transactions", "protocol"}, "occ", `Unsupported value: "occ": supported values: "dnl4", "dnl2", "dnl1"`},
+		{[]string{"spec", "replication", "protocol"}, "hermes", `Unsupported value: "hermes": supported values: "primary-backup"`},
+		{[]string{"spec", "transport", "primitives"}, "onesided", `Unsupported value: "onesided": supported values: "rpc"`},
+	}
+	for _, tc := range cases {
+		obj := loadSample(t, env.SampleTxCluster, ns)
+		if err := unstructured.SetNestedField(obj.Object, tc.value, tc.field...); err != nil {
+			t.Fatal(err)
+		}
+		_, err := env.Dynamic.Resource(framework.TxClusters).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: %s: want refused with %q, got %v", strings.Join(tc.field, "."), tc.value, tc.want, err)
+		}
+		env.Logf(t, "refused: %v", err)
+	}
+	sets, err := env.Kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(sets.Items) != 0 {
+		t.Fatalf("StatefulSets in %s after refused creates: %v, %d", ns, err, len(sets.Items))
+	}
 }
 
 // applySample creates the sample TxCluster and waits for it to be Ready with everything the operator promises.

@@ -57,4 +57,5 @@ def test_rdxd_refuses_an_unregistered_protocol_naming_what_exists(tmp_path):
                        text=True, timeout=30)
     log = p.stdout + p.stderr
     assert p.returncode == 2, log
-    assert "replication protocol 'hermes' is not implemented" in log and "(available: primary-backup)" in log, log
+    available = ", ".join(e["name"] for e in registered()["replication"])
+    assert "replication protocol 'hermes' is not implemented" in log and f"(available: {available})" in log, log
