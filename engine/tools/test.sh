@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make test-engine: lint; the gtest suite and multi-process integration tests on the release build; the unit tests
-# and the failure-path integration tests on ASan+UBSan binaries; the concurrency tests under TSan; the RESP parser
-# fuzzer for RDX_FUZZ_SECONDS (default 60). RDX_TEST_TIERS (default "release asan tsan fuzz") selects tiers.
+# make test-engine: lint; the gtest suite (with the family conformance suites) and multi-process integration tests on
+# the release build; the unit tests and the failure-path integration tests on ASan+UBSan binaries; the concurrency
+# tests (the conformance suites among them) under TSan; the RESP parser fuzzer for RDX_FUZZ_SECONDS (default 60).
+# RDX_TEST_TIERS (default "release asan tsan fuzz") selects tiers.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 tiers=${RDX_TEST_TIERS:-release asan tsan fuzz}
@@ -59,7 +60,7 @@ for tier in $tiers; do
       ;;
     tsan)
       log "tsan: build (the concurrency tests)"
-      bash "$here/tools/build.sh" tsan transport_tcp_test store_test rpc_test
+      bash "$here/tools/build.sh" tsan transport_tcp_test store_test rpc_test replication_conformance txn_conformance
       log "tsan: concurrency tests"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest tsan -L concurrency
       ;;

@@ -142,9 +142,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_terminal_summary(terminalreporter):
     stats = terminalreporter.stats
-    selected = terminalreporter._session.testscollected - len(stats.get("deselected", []))
+    selected = terminalreporter._session.testscollected  # after -k deselection
+    deselected = len(stats.get("deselected", []))
     passed = len([r for r in stats.get("passed", []) if r.when == "call"])
     terminalreporter.write_line(f"integration: {passed} of {selected} selected tests passed, {len(_skipped)} skipped "
-                                f"({terminalreporter._session.testscollected} collected)")
+                                f"({selected + deselected} collected, {deselected} deselected)")
     for s in _skipped:
         terminalreporter.write_line(f"SKIPPED (fails the run): {s}")
