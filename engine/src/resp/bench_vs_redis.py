@@ -21,7 +21,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ENGINE = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ENGINE = os.path.abspath(os.path.join(HERE, "..", ".."))
 RDX_LOCAL = os.path.join(ENGINE, "tools", "rdx-local")
 
 
