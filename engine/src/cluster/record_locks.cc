@@ -26,6 +26,15 @@ LockResult try_lock(store::HashTable& table, store::Session& s, std::string_view
     uint64_t current = absent(w) ? 0 : ref.version();
     if (expect_version && current != *expect_version) return {LockStatus::kChanged, current, false};
     if (!ref.lock_word().compare_exchange_strong(w, w | mine, std::memory_order_acq_rel)) continue;
+    if (expect_version) {
+      // A whole write of another writer (lock, write, unlock: the same word again) may have passed between the load
+      // of w and that of the version: compare again, now that the version cannot change.
+      const uint64_t now = absent(w) ? 0 : ref.version();
+      if (now != *expect_version) {
+        release_lock(table, s, key, writer);
+        return {LockStatus::kChanged, now, false};
+      }
+    }
     return {LockStatus::kLocked, ref.version(), !absent(w)};
   }
 }

@@ -57,7 +57,10 @@ Result<UniqueFd> listen_tcp(const std::string& host, uint16_t* port, int backlog
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   int rc = bind(fd.get(), (*res)->ai_addr, (*res)->ai_addrlen);
   freeaddrinfo(*res);
-  if (rc < 0) return error(Code::kUnavailable, "bind {}:{}: {}", host, *port, strerror(errno));
+  // A port in use gets its own code: a caller that picked the port itself may pick another.
+  if (rc < 0)
+    return error(errno == EADDRINUSE ? Code::kAlreadyExists : Code::kUnavailable, "bind {}:{}: {}", host, *port,
+                 strerror(errno));
   if (::listen(fd.get(), backlog) < 0) return error(Code::kInternal, "listen: {}", strerror(errno));
   sockaddr_in sa{};
   socklen_t sl = sizeof(sa);

@@ -109,6 +109,7 @@ Status Node::start() {
   auto t = transport::make_transport(cfg);
   if (!t) return t.status();
   transport_ = std::move(t.value());
+  started_ = true;  // from here on, a failed start is undone by stop() (workers may be running)
   RDX_RETURN_IF_ERROR(transport_->register_region(kStoreRegion, arena_.data(), arena_.size()));
 
   for (uint16_t w = 0; w < topo_.workers; ++w) {
@@ -123,7 +124,6 @@ Status Node::start() {
   });
   http_.route("/metrics", [this] { return HttpResponse{200, "text/plain; version=0.0.4", metrics_.render()}; });
   RDX_RETURN_IF_ERROR(http_.start(opts_.http_host, me.http_port));
-  started_ = true;
   spdlog::info("node {} ({} of {}): {} transport on port {}, {} workers, http on {}, replication {}, transactions {}",
                me.name, self_, topo_.nodes.size(), topo_.transport, transport_->listen_port(), topo_.workers,
                http_.port(), topo_.replication, topo_.txn_protocol);

@@ -32,10 +32,20 @@ OpStatus HashTable::Impl::get(SessionState&, uint64_t h, std::string_view key, s
   for (;;) {
     std::byte* rec = lookup(index(), h, key);
     if (rec == nullptr) return OpStatus::kNotFound;
+    // The lock word is read before and after the value and version: the three are one state of the record only
+    // if it did not change meanwhile. (Read once after, a writer's placeholder version could pair with the lock
+    // word of the value written over it: a version nobody wrote, reported readable.)
+    auto lock = record::word_at(rec, record::kLockOffset);
+    const uint64_t lock_before = lock_word_out != nullptr ? lock.load(std::memory_order_acquire) : 0;
     if (record::read(rec, value_out, version_out) == record::ReadResult::kOk) {
-      if (lock_word_out != nullptr)
-        *lock_word_out = record::word_at(rec, record::kLockOffset).load(std::memory_order_acquire);
-      return OpStatus::kOk;
+      if (lock_word_out == nullptr) return OpStatus::kOk;
+      // record::read's loads are acquire loads: this one cannot move before them.
+      const uint64_t lock_after = lock.load(std::memory_order_acquire);
+      if (lock_after == lock_before) {
+        *lock_word_out = lock_after;
+        return OpStatus::kOk;
+      }
+      continue;  // locked, unlocked or re-flagged while read: read again
     }
     // Replaced or removed after its slot was read: look again (the newer record or the absence is current).
   }

@@ -155,13 +155,16 @@ Outcome run_cluster(const std::string& protocol, replication::TestFaults faults,
   TestCluster c(o, [&run](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
     return std::make_unique<KvDriver>(env, run, node);
   });
-  std::mutex feed_mu;
+  if (auto started = c.start(); !started) {
+    ADD_FAILURE() << started.message();
+    return out;
+  }
+  std::mutex feed_mu;  // subscribed before any write: the drivers wait for run.go
   uint64_t sub = c.node(0).replication().log_feed().subscribe([&](const cluster::LogRecord& r) {
     std::lock_guard<std::mutex> lk(feed_mu);
     out.feed.push_back(cluster::LogRecord{r.lsn, {}, nullptr, r.version});
     out.feed_keys.emplace_back(r.key);
   });
-  EXPECT_TRUE(c.start());
   const uint64_t total = uint64_t(o.nodes) * o.workers * run.clients_per_worker * run.ops_per_client;
   run.go = true;
   uint64_t at_stop = 0;
@@ -183,6 +186,7 @@ Outcome run_cluster(const std::string& protocol, replication::TestFaults faults,
   auto report = checker::check_history(out.history);
   EXPECT_TRUE(report.is_ok()) << report.status().to_string();
   if (report.is_ok()) out.report = std::move(report.value());
+  if (!faults.ack_before_replication && !out.report.ok()) std::printf("%s", save_history(out.history).c_str());
   return out;
 }
 

@@ -1,9 +1,12 @@
 #include "test_cluster.h"
 
 #include <time.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
+#include "checker/history_io.h"
 #include "common/net.h"
 
 namespace rdx::conformance {
@@ -33,34 +36,47 @@ std::string topology_json(const ClusterOptions& o) {
 }
 }  // namespace
 
-TestCluster::TestCluster(ClusterOptions o, Driver driver) : o_(std::move(o)) {
+TestCluster::TestCluster(ClusterOptions o, Driver driver) : o_(std::move(o)), driver_(std::move(driver)) {}
+
+TestCluster::~TestCluster() {
+  for (auto& n : nodes_) n->stop();
+}
+
+// One attempt with freshly picked ports. A port is free when picked and bound by its node a moment later; in
+// between another process may take it (a parallel test's listener, or the ephemeral port of an outgoing
+// connection): the bind then fails with kAlreadyExists.
+Status TestCluster::create_and_start() {
+  nodes_.clear();
   auto topo = cluster::parse_topology(topology_json(o_));
-  EXPECT_TRUE(topo.is_ok()) << topo.status().to_string();
-  if (!topo.is_ok()) return;
+  if (!topo.is_ok()) return topo.status();
   for (int i = 0; i < o_.nodes; ++i) {
     server::NodeOptions no;
     no.node_name = fmt::format("n{}", i);
     no.listen_host = no.http_host = "127.0.0.1";
     no.faults = o_.faults;
     auto n = server::Node::create(*topo, no);
-    EXPECT_TRUE(n.is_ok()) << n.status().to_string();
-    if (!n.is_ok()) return;
-    n.value()->add_service(
-        [driver, i](server::ServiceEnv& env) -> Result<std::unique_ptr<server::Service>> { return driver(i, env); });
+    if (!n.is_ok()) return n.status();
+    n.value()->add_service([driver = driver_, i](server::ServiceEnv& env) -> Result<std::unique_ptr<server::Service>> {
+      return driver(i, env);
+    });
     nodes_.push_back(std::move(n.value()));
   }
-}
-
-TestCluster::~TestCluster() {
-  for (auto& n : nodes_) n->stop();
+  for (auto& n : nodes_) RDX_RETURN_IF_ERROR(n->start());
+  return Status::ok();
 }
 
 ::testing::AssertionResult TestCluster::start(std::chrono::seconds timeout) {
-  if (nodes_.size() != static_cast<size_t>(o_.nodes)) return ::testing::AssertionFailure() << "nodes not created";
-  for (auto& n : nodes_) {
-    Status st = n->start();
-    if (!st.is_ok()) return ::testing::AssertionFailure() << st.to_string();
+  constexpr int kPortAttempts = 5;
+  Status st;
+  for (int attempt = 1; attempt <= kPortAttempts; ++attempt) {
+    st = create_and_start();
+    if (st.is_ok() || st.code() != Code::kAlreadyExists) break;
+    for (auto& n : nodes_) n->stop();
+    if (attempt < kPortAttempts)
+      std::fprintf(stderr, "test cluster: a picked port was taken meanwhile (%s); attempt %d of %d with new ports\n",
+                   st.to_string().c_str(), attempt + 1, kPortAttempts);
   }
+  if (!st.is_ok()) return ::testing::AssertionFailure() << st.to_string();
   bool ready = wait_for(
       [&] {
         for (auto& n : nodes_)
@@ -83,6 +99,19 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeo
     std::this_thread::sleep_for(10ms);
   }
   return true;
+}
+
+std::string save_history(const std::vector<txn::TxRecord>& history) {
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = t != nullptr ? fmt::format("{}.{}", t->test_suite_name(), t->name()) : "history";
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.') ch = '_';
+  const std::string path = fmt::format("{}rdx-{}-{}.history", ::testing::TempDir(), name, ::getpid());
+  std::ofstream out(path);
+  checker::HistoryWriter w(out);
+  for (const auto& r : history) w.write(r);
+  out.flush();
+  return w.ok() ? fmt::format("history saved: rdx-check {}\n", path) : fmt::format("could not write {}\n", path);
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& p) {

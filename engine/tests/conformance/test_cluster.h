@@ -31,7 +31,8 @@ class TestCluster {
   TestCluster(ClusterOptions o, Driver driver);
   ~TestCluster();
 
-  // Starts every node and waits until all are ready; false (with the nodes' readiness details) otherwise.
+  // Creates and starts every node and waits until all are ready; false (with the nodes' readiness details)
+  // otherwise. node(i) exists from here on.
   ::testing::AssertionResult start(std::chrono::seconds timeout = std::chrono::seconds(30));
   // Stops node i the way SIGTERM does (its drivers stop first); its peers see it go.
   void stop(int i);
@@ -40,7 +41,10 @@ class TestCluster {
   const ClusterOptions& options() const { return o_; }
 
  private:
+  Status create_and_start();
+
   ClusterOptions o_;
+  Driver driver_;
   std::vector<std::unique_ptr<server::Node>> nodes_;
 };
 
@@ -49,6 +53,10 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeo
 
 // CLOCK_REALTIME in ns (history intervals).
 int64_t now_ns();
+
+// Writes a history that failed its check to a file named after the running test (under the test temp dir) and
+// returns a line naming it: `rdx-check <file>` reproduces the verdict.
+std::string save_history(const std::vector<txn::TxRecord>& history);
 
 // A registered protocol's name as a gtest parameter name ("primary-backup" -> "primary_backup").
 std::string param_name(const ::testing::TestParamInfo<std::string>& p);

@@ -59,13 +59,7 @@ struct Shared {
 
 class Driver final : public server::Service {
  public:
-  Driver(txn::TxnServiceImpl& svc, Shared& s, int node)
-      : svc_(svc),
-        s_(s),
-        node_(node),
-        index_(s.next_index++),
-        checks_(node == 0 && !s.checker_claimed.exchange(true)),
-        rng_(1000 + index_) {
+  Driver(txn::TxnServiceImpl& svc, Shared& s, int node) : svc_(svc), s_(s), node_(node) {
     txn::TxnOptions o = svc.options();
     o.record_history = true;
     o.validation_off = s.cfg.validation_off;
@@ -75,6 +69,10 @@ class Driver final : public server::Service {
 
   size_t poll() override {
     if (stage_ == Stage::kWait && s_.go.load()) {
+      // Claimed at go, not at construction: the drivers of a start retried with new ports never get here.
+      index_ = s_.next_index++;
+      checks_ = node_ == 0 && !s_.checker_claimed.exchange(true);
+      rng_ = Rng(1000 + static_cast<uint64_t>(index_));
       stage_ = Stage::kLoading;
       ++active_;
       rpc::spawn(load());
@@ -147,9 +145,9 @@ class Driver final : public server::Service {
   txn::TxnServiceImpl& svc_;
   Shared& s_;
   int node_;
-  int index_;
-  bool checks_;
-  Rng rng_;
+  int index_ = 0;
+  bool checks_ = false;
+  Rng rng_{0};
   Ledger ledger_;
   std::map<TxStatus, uint64_t> statuses_;
   Stage stage_ = Stage::kWait;
@@ -199,6 +197,7 @@ RunResult run_on_cluster(const std::string& protocol, const RunConfig& cfg) {
   auto report = checker::check_history(shared.history);
   EXPECT_TRUE(report.is_ok()) << report.status().to_string();
   if (report.is_ok()) out.check = std::move(report.value());
+  if (!cfg.validation_off && !out.check.ok()) std::printf("%s", save_history(shared.history).c_str());
   return out;
 }
 

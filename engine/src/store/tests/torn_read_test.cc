@@ -1,10 +1,12 @@
 // Remote-reader validation: a reader that copies record bytes the way the tcp transport's emulated one-sided READ
 // does (atomic_load_bytes: 8-byte acquire loads in ascending order) while writers update the record must never get
 // a torn value accepted by decode_remote_record; local get()s racing with the same writer never return one either.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -175,6 +177,57 @@ TEST(TornRead, StaleOffsetsNeverYieldTornOrForeignValues) {
   EXPECT_GT(accepted, 0u);
   std::printf("stale-offset reads: accepted=%llu rejected=%llu\n", static_cast<unsigned long long>(accepted),
               static_cast<unsigned long long>(rejected));
+}
+
+// A writer's protocol as replication uses it: a placeholder inserted locked (its version is nobody's write), the
+// value written over it in place, then the lock word cleared. A get() that reports the cleared lock word must
+// report the value and version written under it, never the placeholder's. The race needs a reader preempted
+// between its value and lock-word loads, so readers outnumber the cores.
+TEST(TornRead, GetReturnsTheLockWordOfTheStateItRead) {
+  constexpr uint64_t kPlaceholder = uint64_t{1} << 62;
+  constexpr int kReaders = 4;
+  const std::string key = "lockword-key";
+  const std::string written(64, 'w');
+  auto t = testing::make_table(8 << 20);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    Session s = t->session();
+    for (int i = 0; i < kWrites; ++i) {
+      uint64_t v = 0;
+      // Room for the value, so that it is written in place and keeps the placeholder's lock word.
+      if (t->insert(s, key, std::string(written.size(), '\0'), &v, kPlaceholder) != OpStatus::kOk) break;
+      t->put(s, key, written, v + 1);
+      t->find(s, key).lock_word().store(0, std::memory_order_release);
+      for (int spin = 0; spin < 20; ++spin) t->get(s, "other", nullptr);  // the written state lasts a while
+      t->remove(s, key);
+    }
+    done = true;
+  });
+  std::atomic<uint64_t> clean{0}, locked{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r)
+    readers.emplace_back([&] {
+      Session s = t->session();
+      while (!done.load()) {
+        std::string value;
+        uint64_t version = 0, lock = 0;
+        if (t->get(s, key, &value, &version, &lock) != OpStatus::kOk) continue;
+        if (lock != 0) {
+          ++locked;
+        } else if (++clean; value != written) {
+          std::lock_guard<std::mutex> lk(mu);
+          failures.push_back(fmt::format("version {} reported unlocked with the placeholder's value", version));
+        }
+      }
+    });
+  writer.join();
+  for (auto& r : readers) r.join();
+  for (size_t i = 0; i < std::min<size_t>(failures.size(), 5); ++i) ADD_FAILURE() << failures[i];
+  EXPECT_GT(clean.load(), 0u);
+  std::printf("gets: unlocked=%llu locked=%llu wrong=%zu\n", static_cast<unsigned long long>(clean.load()),
+              static_cast<unsigned long long>(locked.load()), failures.size());
 }
 
 }  // namespace
