@@ -59,6 +59,7 @@ func TestRDX(t *testing.T) {
 		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
 	}
 	env.Logf(t, "Kubernetes %s at %s, %d node(s); run id %s", version.GitVersion, env.Config.Host, len(nodes.Items), run)
+	removeLeftovers(t, env, run)
 	before, err := env.ClusterScoped(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -513,36 +514,6 @@ func uninstallOperator(t *testing.T, env *framework.Env, opNS string, before map
 }
 
 // cleanup removes whatever a failed or finished run left: the release, the TxCluster and the namespaces.
-func cleanup(t *testing.T, env *framework.Env, c *cluster, opNS, ns string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if c != nil {
-		_ = env.Dynamic.Resource(framework.TxClusters).Namespace(c.ns).Delete(ctx, c.name, metav1.DeleteOptions{})
-	}
-	if out, err := env.TryHelm(2*time.Minute, "uninstall", release, "--namespace", opNS, "--wait", "--ignore-not-found"); err != nil {
-		t.Logf("cleanup: helm uninstall: %v: %s", err, out)
-	}
-	for _, name := range []string{ns, opNS} {
-		err := env.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("cleanup: delete namespace %s: %v", name, err)
-		}
-	}
-	for _, name := range []string{ns, opNS} {
-		for ctx.Err() == nil {
-			if _, err := env.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				break
-			}
-			time.Sleep(time.Second)
-		}
-	}
-	if ctx.Err() != nil {
-		t.Logf("cleanup: namespaces %s, %s still terminating after 3 minutes", ns, opNS)
-	} else {
-		t.Logf("cleanup: namespaces %s and %s deleted", ns, opNS)
-	}
-}
-
 func splitImage(ref string) (string, string) {
 	i := strings.LastIndex(ref, ":")
 	return ref[:i], ref[i+1:]
