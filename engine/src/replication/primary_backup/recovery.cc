@@ -147,6 +147,7 @@ Task<void> Recovery::recover() {
       if (answers[i]->in_sync && (!source || others[i] == primary)) source = others[i];
     }
     const bool majority = (reachable + 1) * 2 > members.size();
+    const bool all_answered = reachable == others.size();
     if (source) {
       // Only now, with a complete copy to replace it, may a copy this node kept go (it may have missed writes).
       if (state_.holds_copy()) {
@@ -167,10 +168,17 @@ Task<void> Recovery::recover() {
       state_.set_joining(true);
       (void)co_await announce_join();
       break;
-    } else if (majority && !copy_elsewhere) {
-      spdlog::info("recovery: no member of shard {} holds data ({} of {} answered): starting empty",
-                   t.nodes[ctx_.self()].shard, reachable + 1, members.size());
+    } else if (all_answered && !copy_elsewhere) {
+      // Only when every member answered: one that did not may hold the only copy (seen in a rolling update: the
+      // restarted primary reached one backup, itself between copies, and not yet the one that held the data).
+      spdlog::info("recovery: no member of shard {} holds data (all {} answered): starting empty",
+                   t.nodes[ctx_.self()].shard, members.size());
       break;
+    } else if (!source && !copy_elsewhere) {
+      state_.set_status(
+          fmt::format("recovering: no member that answered holds data; waiting for all {} members of "
+                      "shard {} to answer ({} did)",
+                      members.size(), t.nodes[ctx_.self()].shard, reachable + 1));
     }
     co_await ctx_.sched().sleep_for(kPollEvery);
   }

@@ -1,8 +1,8 @@
 #pragma once
 // Recovery of a restarted or excluded member: its memory is empty (or may have missed writes), so before it serves
 // it copies its shard from a live replica. Every worker serves the handlers; worker 0 drives the node's recovery:
-//  1. Ask the other members of the shard whether they are in sync. None is, and a majority (this node included)
-//     answered: a fresh cluster, start empty. Some are: join.
+//  1. Ask the other members of the shard whether they are in sync. Some are: join. None is and none holds data,
+//     and every member answered: a fresh cluster, start empty (a member that did not answer may hold the only copy).
 //  2. Join: tell every other data node to include this node as a replica again (kJoining) and to wait until every
 //     write that chose its replicas before that (an older membership generation) has finished; from then on every
 //     write replicates to this node.
@@ -14,7 +14,7 @@
 //     so it may have missed writes), stop serving and recover again, keeping the local copy: it is dropped only
 //     once a member in sync is there to copy from. If no member is in sync (e.g. two backups that excluded each
 //     other while the primary restarts), members that hold such a copy rejoin with it and the others wait for them;
-//     "start empty" is only for a shard where no reachable member holds anything.
+//     "start empty" is only for a shard where every member answered and none holds anything.
 // A restarting primary copies from a backup: backups hold every committed write (writes reach the backups before
 // they are reported). Until a primary is in sync it refuses writes and locks, so its shard is unavailable meanwhile.
 #include <chrono>
