@@ -14,6 +14,7 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
+// cleanup removes whatever a failed or finished run left: the release, the TxCluster and the namespaces.
 func cleanup(t *testing.T, env *framework.Env, c *cluster, opNS, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

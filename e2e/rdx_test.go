@@ -513,7 +513,6 @@ func uninstallOperator(t *testing.T, env *framework.Env, opNS string, before map
 	}
 }
 
-// cleanup removes whatever a failed or finished run left: the release, the TxCluster and the namespaces.
 func splitImage(ref string) (string, string) {
 	i := strings.LastIndex(ref, ":")
 	return ref[:i], ref[i+1:]

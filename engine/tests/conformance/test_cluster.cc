@@ -70,8 +70,7 @@ Status TestCluster::create_and_start() {
   Status st;
   for (int attempt = 1; attempt <= kPortAttempts; ++attempt) {
     st = create_and_start();
-    if (st.is_ok() || st.code() != Code::kAlreadyExists) break;
-    for (auto& n : nodes_) n->stop();
+    if (st.is_ok() || st.code() != Code::kAlreadyExists) break;  // the next attempt's clear() stops these nodes
     if (attempt < kPortAttempts)
       std::fprintf(stderr, "test cluster: a picked port was taken meanwhile (%s); attempt %d of %d with new ports\n",
                    st.to_string().c_str(), attempt + 1, kPortAttempts);

@@ -54,12 +54,23 @@ class Cluster:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
+    def readyz(self, name):
+        """The node's /readyz (status, body); (0, "") while it is not listening yet."""
+        try:
+            return self.http(name, "/readyz")
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return 0, ""
+
     def ready(self, name):
         """True when the node answers /readyz with 200; a node still starting (not listening yet) is not ready."""
-        try:
-            return self.http(name, "/readyz")[0] == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
+        return self.readyz(name)[0] == 200
+
+    def log_marks(self, *names):
+        """Where each node's log ends now: logs_since(marks) is what the nodes logged afterwards."""
+        return {n: len(self.log(n)) for n in names}
+
+    def logs_since(self, marks, *names):
+        return "".join(self.log(n)[marks[n]:] for n in (names or marks))
 
     def metric(self, name, metric, **labels):
         """Sum of a metric's samples on a node whose labels include `labels`."""

@@ -1,7 +1,6 @@
 """A restarted node copies its shard from a live replica before it serves: nothing acknowledged is lost."""
 import os
 import time
-import urllib.error
 
 from conftest import wait_until
 
@@ -55,10 +54,10 @@ def test_backups_that_excluded_each_other_keep_the_data_while_the_primary_restar
     neither may drop its copy before a member in sync can replace it (both used to, then the shard started empty
     and every write was lost; seen in the e2e suite's rolling update on a loaded machine)."""
     cluster.up(nodes=3)
-    started = {n: len(cluster.log(n)) for n in ("n0", "n1", "n2")}  # a fresh cluster starts empty; later, never
+    started = cluster.log_marks("n0", "n1", "n2")  # a fresh cluster starts empty; later, never
 
     def logs_since_start(*names):
-        return "".join(cluster.log(n)[started[n]:] for n in names)
+        return cluster.logs_since(started, *names)
 
     saved = acked_file(cluster, "load.acked")
     p, r = cluster.bench("--load", "--keys", "3000", "--duration", "1", "--warmup", "0", "--read-ratio", "0.5",
@@ -94,7 +93,7 @@ def test_restarted_members_wait_for_the_one_that_holds_the_data(cluster):
     restarted primary reached one backup between copies, not yet the one that held the data, and the shard lost
     every key)."""
     cluster.up(nodes=3)
-    started = {n: len(cluster.log(n)) for n in ("n0", "n1", "n2")}
+    started = cluster.log_marks("n0", "n1", "n2")
     saved = acked_file(cluster, "load.acked")
     p, r = cluster.bench("--load", "--keys", "2000", "--duration", "1", "--warmup", "0", "--read-ratio", "0.5",
                          "--save-acked", saved)
@@ -104,19 +103,13 @@ def test_restarted_members_wait_for_the_one_that_holds_the_data(cluster):
     cluster.kill("n1")
     cluster.start("n0", wait=False)
     cluster.start("n1", wait=False)
-    def readyz(name):
-        try:
-            return cluster.http(name, "/readyz")[1]
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return ""  # not listening yet
-
-    wait_until(lambda: "waiting for all 3 members of shard 0 to answer (2 did)" in readyz("n0"), timeout=30,
+    wait_until(lambda: "waiting for all 3 members of shard 0 to answer (2 did)" in cluster.readyz("n0")[1], timeout=30,
                what="n0 to wait for the member it cannot reach")
     assert not cluster.ready("n0") and not cluster.ready("n1")
     cluster.kill("n2", signal="CONT")
     wait_until(lambda: all(cluster.ready(n) for n in ("n0", "n1", "n2")), timeout=60, what="all three nodes ready")
-    assert "starting empty" not in "".join(cluster.log(n)[started[n]:] for n in ("n0", "n1", "n2"))
-    assert "copying shard 0 from" in cluster.log("n0")[started["n0"]:]  # from n2, or from n1 once it copied
+    assert "starting empty" not in cluster.logs_since(started)
+    assert "copying shard 0 from" in cluster.logs_since(started, "n0")  # from n2, or from n1 once it copied
     p, r = cluster.bench("--verify-from", saved)
     print(p.stdout)
     assert r["verify"]["lost"] == 0 and r["verify"]["corrupt"] == 0
