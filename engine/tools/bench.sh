@@ -2,6 +2,7 @@
 # make bench-engine: the Google Benchmark microbenchmarks, each reported as a ratio measured in one run.
 #   hashtable: batched (prefetching) GET vs one-at-a-time GET, 8 B keys, table > 10x L3   (goal >= 1.5x)
 #   rpc:       16 B request/response messages over tcp, opportunistic batching vs disabled (goal >= 3x)
+#   failure detection: GETs at a backup, failure detection (heartbeats, leases) on vs off (goal >= 0.95x)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${RDX_BENCH_OUT:-$here/build/bench-results}
@@ -24,4 +25,7 @@ print(f"rpc 16 B request/response: batched {on['items_per_second']/1e3:.1f}k/s "
       f"({on['msgs_per_packet']:.1f} msgs/packet) vs unbatched {off['items_per_second']/1e3:.1f}k/s "
       f"= {ratio:.2f}x (goal >= 3x)")
 PY
+echo "=== failure detection: on vs off (GETs served by a backup) ==="
+bash "$here/tools/build.sh" release rdxd
+bash "$here/tools/bench_failure_detection.sh" | tee "$out/failure_detection.txt"
 echo "results in $out"

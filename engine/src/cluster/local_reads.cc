@@ -51,6 +51,7 @@ Read LocalReads::read_now(std::string_view key, ReadMode mode) {
     uint64_t version = 0, lock = 0;
     store::OpStatus s = table_.get(session_, key, &value, &version, &lock);
     Read r = interpret(s, std::move(value), version, lock, mode);
+    done_by_ = std::chrono::steady_clock::now();
     // kLatest reads again when the record was replaced under it; kCommitted reports kBusy to its caller.
     if (r.status != Code::kBusy || mode == ReadMode::kCommitted) return r;
   }
@@ -94,6 +95,7 @@ size_t LocalReads::run_batch() {
     reqs[i].value_out = &batch[i]->value;
   }
   table_.execute(session_, reqs);  // prefetches every bucket, then every record, then executes
+  done_by_ = std::chrono::steady_clock::now();
   ++stats_.batches;
   stats_.batched_reads += batch.size();
   for (size_t i = 0; i < batch.size(); ++i) {

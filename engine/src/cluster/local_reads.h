@@ -8,6 +8,7 @@
 //   kLatest     the current value even if a writer holds it (optimistic execution: commit-time checks catch it)
 //   kCommitted  the value only if it is readable (not locked, not a replicated write waiting for its commit): else
 //               kBusy, and the caller waits or asks the primary
+#include <chrono>
 #include <coroutine>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,9 @@ class LocalReads {
   void set_batching(bool on) { batching_ = on; }
   bool batching() const { return batching_; }
   const LocalReadStats& stats() const { return stats_; }
+  // A time no earlier than the end of every read this worker has run (one clock read per batch): a read resumed
+  // afterwards may compare it with a lease's end (Leases::held).
+  std::chrono::steady_clock::time_point reads_done_by() const { return done_by_; }
   void reset_stats() { stats_ = {}; }
 
   // What a record image means for a reader in `mode` (kBusy: replaced under the reader, or not readable).
@@ -65,6 +69,7 @@ class LocalReads {
   bool batching_ = true;
   std::vector<std::unique_ptr<Pending>> batch_;
   LocalReadStats stats_;
+  std::chrono::steady_clock::time_point done_by_;
 };
 
 class LocalReads::Awaiter {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "cluster/leases.h"
+
 namespace rdx::cluster {
 
 // How this node sees another data node (it coordinates writes to all of them).
@@ -19,7 +21,8 @@ const char* member_state_name(MemberState s);
 
 class Membership {
  public:
-  Membership(size_t nodes, size_t workers) : member_state_(nodes), oldest_write_gen_(workers) {
+  Membership(size_t nodes, size_t workers)
+      : member_state_(nodes), oldest_write_gen_(workers), leases_(nodes), suspicions_(nodes) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
   }
@@ -27,6 +30,7 @@ class Membership {
   MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
   // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
   void set_member(uint16_t node, MemberState s) {
+    if (s == MemberState::kJoining) leases_.restore(node);  // it rejoins: it may hold leases from this node again
     member_state_[node].store(s, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -50,12 +54,26 @@ class Membership {
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   void set_stopping() { stopping_.store(true, std::memory_order_release); }
 
+  // Leases with the other data nodes (leases.h): who may exclude whom when, and whether a backup may read its copy.
+  Leases& leases() { return leases_; }
+  const Leases& leases() const { return leases_; }
+  // Set when a member answered a heartbeat with "you are excluded": this node may have missed writes. The
+  // replication protocol takes it (and recovers).
+  void note_excluded() { excluded_noticed_.store(true, std::memory_order_release); }
+  bool take_excluded_notice() { return excluded_noticed_.exchange(false, std::memory_order_acq_rel); }
+  // How often the failure detector suspected each node (metrics).
+  void note_suspected(uint16_t node) { suspicions_[node].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t suspicions(uint16_t node) const { return suspicions_[node].load(std::memory_order_relaxed); }
+
  private:
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<uint64_t> generation_{1};
   std::vector<std::atomic<uint64_t>> oldest_write_gen_;  // per worker
   std::atomic<bool> in_sync_{false};
   std::atomic<bool> stopping_{false};
+  Leases leases_;
+  std::atomic<bool> excluded_noticed_{false};
+  std::vector<std::atomic<uint64_t>> suspicions_;
 };
 
 inline const char* member_state_name(MemberState s) {

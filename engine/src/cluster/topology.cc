@@ -195,8 +195,8 @@ Result<Topology> parse_topology(std::string_view text) {
   if (doc.is_discarded()) return error(Code::kInvalidArgument, "topology: not valid JSON");
   Reader r(doc, "topology");
   RDX_RETURN_IF_ERROR(r.check_object());
-  RDX_RETURN_IF_ERROR(r.only(
-      {"cluster", "epoch", "transport", "workers", "memory_mb", "replication", "txn", "auth", "shards", "nodes"}));
+  RDX_RETURN_IF_ERROR(r.only({"cluster", "epoch", "transport", "workers", "memory_mb", "replication", "txn", "auth",
+                              "failure_detection", "shards", "nodes"}));
   Topology t;
   RDX_RETURN_IF_ERROR(r.str("cluster", &t.cluster, true));
   if (!is_dns_label(t.cluster))
@@ -219,6 +219,16 @@ Result<Topology> parse_topology(std::string_view text) {
   RDX_RETURN_IF_ERROR(auth.check_object());
   RDX_RETURN_IF_ERROR(auth.only({"password_file"}));
   RDX_RETURN_IF_ERROR(auth.str("password_file", &t.password_file));
+  Reader fd = r.child("failure_detection");
+  RDX_RETURN_IF_ERROR(fd.check_object());
+  RDX_RETURN_IF_ERROR(fd.only({"enabled", "heartbeat_ms", "timeout_ms"}));
+  RDX_RETURN_IF_ERROR(fd.boolean("enabled", &t.failure.enabled));
+  RDX_RETURN_IF_ERROR(fd.integer("heartbeat_ms", &t.failure.heartbeat_ms, 5, 10000));
+  RDX_RETURN_IF_ERROR(fd.integer("timeout_ms", &t.failure.timeout_ms, 20, 60000));
+  if (t.failure.timeout_ms < 4 * t.failure.heartbeat_ms)
+    return error(Code::kInvalidArgument,
+                 "topology.failure_detection.timeout_ms: {} must be at least 4 heartbeats ({} ms each)",
+                 t.failure.timeout_ms, t.failure.heartbeat_ms);
   RDX_RETURN_IF_ERROR(parse_nodes(r, t));
   RDX_RETURN_IF_ERROR(parse_shards(r, t));
   return t;

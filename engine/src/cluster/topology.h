@@ -30,6 +30,13 @@ struct ShardSpec {
   std::vector<uint16_t> members;  // node ids; members[0] is the primary
 };
 
+// How data nodes notice each other's failure (cluster/failure_detector.h) and how long their leases last.
+struct FailureDetection {
+  bool enabled = true;
+  uint32_t heartbeat_ms = 50;  // how often a node heartbeats every other data node
+  uint32_t timeout_ms = 500;   // silence after which a node is suspected; also the lease a heartbeat grants
+};
+
 struct Topology {
   std::string cluster;
   uint32_t epoch = 1;
@@ -49,6 +56,7 @@ struct Topology {
   bool local_backup_reads = true;
   bool ht_batching = true;
   std::string password_file;
+  FailureDetection failure;
   std::vector<ShardSpec> shards;
   std::vector<NodeSpec> nodes;
 

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   CLI::App app{"rdxd: the rdx node daemon (one replica of one shard)"};
   std::string config, node_name, listen = "0.0.0.0", log_level = "info";
   bool busy_poll = false, list = false, list_json = false;
+  std::vector<std::string> test_faults;
   auto* config_opt = app.add_option("--config", config, "topology file (JSON; see engine/docs/topology.md)");
   app.add_option("--node", node_name, "this node's name in the topology (default: $RDX_NODE, else the hostname)");
   app.add_option("--listen", listen, "address the transport, Redis and HTTP listeners bind to");
@@ -82,6 +83,10 @@ int main(int argc, char** argv) {
   app.add_flag("--busy-poll", busy_poll, "workers never sleep (lowest latency; one core per worker)");
   app.add_flag("--list", list, "print the transports, protocols and workloads this build implements, and exit");
   app.add_flag("--json", list_json, "with --list: as JSON");
+  app.add_option("--test-fault", test_faults,
+                 "plant a known bug, for tests that show their checks catch it (never in production): "
+                 "reads-without-lease (backups read their copy without holding leases)")
+      ->check(CLI::IsMember({"reads-without-lease"}));
   CLI11_PARSE(app, argc, argv);
   if (list) {
     print_registered(list_json);
@@ -122,6 +127,10 @@ int main(int argc, char** argv) {
   opts.listen_host = listen;
   opts.http_host = listen;
   opts.busy_poll = busy_poll;
+  for (const std::string& f : test_faults) {
+    if (f == "reads-without-lease") opts.faults.reads_without_lease = true;
+    spdlog::warn("rdxd: test fault planted: {}", f);
+  }
   auto node = rdx::server::Node::create(std::move(topo.value()), opts);
   if (!node) {
     spdlog::error("rdxd: {}", node.status().message());

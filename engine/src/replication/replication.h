@@ -25,10 +25,11 @@
 
 namespace rdx::replication {
 
-// Faults a test may plant in a protocol to show that the conformance checks catch them. Never set in production
-// (they are not reachable from the topology file).
+// Faults a test may plant to show that the checks catch them. Never set in production (they are not reachable from
+// the topology file; rdxd --test-fault plants them for multi-process tests).
 struct TestFaults {
   bool ack_before_replication = false;  // acknowledge writes before the other replicas have them
+  bool reads_without_lease = false;     // backups read their own copy without holding leases (cluster/leases.h)
 };
 
 // What the node-wide part gets when the node starts.

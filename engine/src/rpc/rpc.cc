@@ -158,7 +158,7 @@ bool CallAwaiter::await_suspend(std::coroutine_handle<> h) {
 }
 
 bool Rpc::start_call(CallAwaiter* a) {
-  a->deadline_ = std::chrono::steady_clock::now() + cfg_.call_timeout;
+  a->deadline_ = std::chrono::steady_clock::now() + (a->timeout_.count() > 0 ? a->timeout_ : cfg_.call_timeout);
   MsgHeader h{a->type_, static_cast<uint8_t>(a->kind_), 0, static_cast<uint32_t>(a->payload_.size()), 0};
   if (a->kind_ == MsgKind::kAckable) {
     if (!ep_.connected(a->conn_)) {
@@ -390,6 +390,11 @@ void Rpc::on_message(ConnId conn, const MsgHeader& h, std::span<const std::byte>
 }
 
 void Rpc::on_conn_down(ConnId conn) {
+  abandon_calls(conn);
+  if (conn < conns_.size()) conns_[conn] = ConnState{};
+}
+
+void Rpc::abandon_calls(ConnId conn) {
   for (auto it = calls_.begin(); it != calls_.end();) {
     if (it->second->conn_ == conn) {
       finish_call(it->second, Code::kUnavailable, {});
@@ -398,11 +403,11 @@ void Rpc::on_conn_down(ConnId conn) {
       ++it;
     }
   }
-  if (conn < conns_.size()) {
-    for (auto& [type, as] : conns_[conn].ack_send)
+  if (conn < conns_.size())
+    for (auto& [type, as] : conns_[conn].ack_send) {
       for (auto& [seq, a] : as.pending) finish_call(a, Code::kUnavailable, {});
-    conns_[conn] = ConnState{};
-  }
+      as.pending.clear();
+    }
 }
 
 void Rpc::expire_calls() {

@@ -102,6 +102,7 @@ class CallAwaiter {
   std::span<const std::byte> payload_;
   std::coroutine_handle<> handle_;
   std::chrono::steady_clock::time_point deadline_;
+  std::chrono::milliseconds timeout_{0};  // 0: the Rpc's call_timeout
   Response resp_;
 };
 
@@ -147,6 +148,12 @@ class Rpc {
   CallAwaiter call(ConnId conn, MsgType type, std::span<const std::byte> payload) {
     return CallAwaiter(this, conn, type, MsgKind::kRequest, payload);
   }
+  // The same with its own timeout (e.g. heartbeats, which must not outlive the failure timeout).
+  CallAwaiter call(ConnId conn, MsgType type, std::span<const std::byte> payload, std::chrono::milliseconds timeout) {
+    CallAwaiter a(this, conn, type, MsgKind::kRequest, payload);
+    a.timeout_ = timeout;
+    return a;
+  }
   // Ackable: completes (status kOk) when the receiver's smart ack covers it, or fails (kUnavailable/kTimeout).
   CallAwaiter call_ackable(ConnId conn, MsgType type, std::span<const std::byte> payload) {
     return CallAwaiter(this, conn, type, MsgKind::kAckable, payload);
@@ -170,6 +177,9 @@ class Rpc {
   size_t max_message_payload() const;
   // Calls and ackable messages still waiting for their answer (their coroutines are suspended).
   size_t pending_calls() const;
+  // Fails every call and ackable message still waiting for an answer on `conn` (kUnavailable), keeping the
+  // connection: its peer was declared failed, so nobody should wait for it any more. Late answers are dropped.
+  void abandon_calls(ConnId conn);
   const RpcStats& stats() const { return stats_; }
   transport::Endpoint& endpoint() { return ep_; }
   Scheduler& scheduler() { return sched_; }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "cluster/failure_detector.h"
 #include "cluster/msg_ids.h"
 #include "server/worker.h"
 
@@ -74,6 +75,9 @@ Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions o
   n->primitives_ = std::move(prims.value());
   n->txn_options_.local_backup_reads = n->topo_.local_backup_reads;
   n->txn_options_.ht_batching = n->topo_.ht_batching;
+  n->membership_->leases().configure(n->topo_.failure.enabled, std::chrono::milliseconds(n->topo_.failure.timeout_ms),
+                                     cluster::other_data_nodes(n->topo_, n->self_),
+                                     n->opts_.faults.reads_without_lease);
   n->replication_ = rep.value()->make(replication::NodeEnv{n->topo_, n->self_, *n->membership_, rep.value()->msgs,
                                                            n->topo_.local_backup_reads, n->opts_.faults});
   return n;
@@ -205,6 +209,17 @@ void Node::register_metrics() {
       l.emplace_back("replica", topo_.nodes[n].name);
       w.gauge("rdx_replica_excluded", "1 if this node excluded the replica (unreachable, so it missed writes).",
               membership_->member(static_cast<uint16_t>(n)) == cluster::MemberState::kFailed ? 1 : 0, l);
+    }
+    const cluster::Leases& leases = membership_->leases();
+    w.gauge("rdx_read_lease_held",
+            "1 when this node holds a lease from every other data node (a backup reads its own copy only then).",
+            leases.held(std::chrono::steady_clock::now()) ? 1 : 0, base);
+    for (uint16_t n : cluster::other_data_nodes(topo_, self_)) {
+      metrics::Labels l = base;
+      l.emplace_back("peer", topo_.nodes[n].name);
+      w.counter("rdx_failure_suspicions_total",
+                "Times the failure detector suspected the peer (silent for the timeout).",
+                static_cast<double>(membership_->suspicions(n)), l);
     }
     static const char* kOps[] = {"get", "put", "del"};
     Histogram lat[3];

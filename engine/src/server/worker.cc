@@ -85,13 +85,19 @@ Status Worker::init_in_thread() {
   membership_gen_ = membership().generation();
   replication_ = node_.replication().make_worker(*this);
   RDX_RETURN_IF_ERROR(replication_->start());
+  failure_detector_ =
+      std::make_unique<cluster::FailureDetector>(*this, [this](uint16_t n) { replication_->on_peer_lost(n); });
+  RDX_RETURN_IF_ERROR(failure_detector_->start());
   if (const txn::CcEntry* cc = node_.cc()) {
     txn_ = std::make_unique<txn::TxnServiceImpl>(*this, *replication_->replica_log(), *cc, node_.primitives(),
                                                  node_.txn_options());
     RDX_RETURN_IF_ERROR(txn_->start());
   }
   RDX_RETURN_IF_ERROR(register_client_api());
-  if (index_ == 0) rpc::spawn(replication_->recover());
+  if (index_ == 0) {
+    rpc::spawn(replication_->recover());
+    if (t.failure.enabled && node_.spec().role == cluster::Role::kData) rpc::spawn(failure_detector_->run());
+  }
   service_env_.emplace(ServiceEnv{*this, *replication_, txn_.get(), node_.options().listen_host,
                                   node_.spec().redis_port, node_.password(), [this] { return node_.info_text(); }});
   for (const ServiceFactory& make : node_.service_factories()) {
@@ -318,6 +324,7 @@ void Worker::run() {
   // Close this worker's connections now: peers waiting for its answers fail at once instead of waiting out their
   // timeouts while the other workers of this node drain.
   txn_.reset();
+  failure_detector_.reset();
   replication_.reset();
   local_reads_.reset();
   rpc_.reset();

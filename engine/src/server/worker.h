@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/failure_detector.h"
 #include "cluster/worker_context.h"
 #include "common/histogram.h"
 #include "common/net.h"
@@ -97,6 +98,7 @@ class Worker final : public cluster::WorkerContext {
   std::optional<store::Session> session_;
   std::unique_ptr<cluster::LocalReads> local_reads_;
   std::unique_ptr<replication::ReplicationProtocol> replication_;
+  std::unique_ptr<cluster::FailureDetector> failure_detector_;
   std::unique_ptr<txn::TxnServiceImpl> txn_;
   std::optional<ServiceEnv> service_env_;  // services may keep a reference: it lives as long as they do
   std::vector<std::unique_ptr<Service>> services_;

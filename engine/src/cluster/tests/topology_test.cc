@@ -12,6 +12,7 @@ const char* kGood = R"({
   "transport": {"kind": "tcp", "batching": {"enabled": true, "max_bytes": 2048, "max_messages": 32}},
   "workers": 2, "memory_mb": 64,
   "replication": {"protocol": "primary-backup"},
+  "failure_detection": {"heartbeat_ms": 20, "timeout_ms": 200},
   "shards": [{"id": 0, "members": ["n0", "n1", "n2"]}, {"id": 1, "members": ["n3"]}],
   "nodes": [
     {"name": "n0", "host": "127.0.0.1", "port": 7001, "http_port": 9101, "redis_port": 0},
@@ -33,6 +34,9 @@ TEST(Topology, ParsesAValidFile) {
   EXPECT_EQ(t->nodes[3].shard, 1);
   EXPECT_EQ(t->nodes[1].http_port, 9100);  // default
   EXPECT_EQ(t->nodes[3].rdma_addr, "10.99.1.1");
+  EXPECT_TRUE(t->failure.enabled);  // default
+  EXPECT_EQ(t->failure.heartbeat_ms, 20u);
+  EXPECT_EQ(t->failure.timeout_ms, 200u);
   // Keys spread over both shards.
   int counts[2] = {0, 0};
   for (int i = 0; i < 1000; ++i) ++counts[t->shard_of_key("key" + std::to_string(i))];
@@ -65,6 +69,10 @@ TEST(Topology, RejectsBadInputWithAClearMessage) {
       {"workers range", R"("workers": 2)", R"("workers": 0)", "workers: 0 is out of range 1..64"},
       {"batch bytes", R"("max_bytes": 2048)", R"("max_bytes": 16)", "max_bytes: 16 is out of range"},
       {"bad role", R"("port": 7002})", R"("port": 7002, "role": "leader"})", "'leader' is not one of: data, ro, proxy"},
+      {"failure typo", R"("timeout_ms": 200)", R"("timeout": 200)", "failure_detection: unknown field 'timeout'"},
+      {"failure enabled type", R"("heartbeat_ms": 20,)", R"("enabled": "yes",)", "enabled: must be true or false"},
+      {"timeout below heartbeats", R"("timeout_ms": 200)", R"("timeout_ms": 60)", "must be at least 4 heartbeats"},
+      {"heartbeat range", R"("heartbeat_ms": 20)", R"("heartbeat_ms": 0)", "heartbeat_ms: 0 is out of range"},
       {"nodes not array", R"("nodes": [)", R"("nodes": {"x": 1}, "unused": [)", "unknown field 'unused'"},
   };
   for (const BadCase& c : cases) {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cluster/failure_detector.h"
+
 namespace rdx::replication::primary_backup {
 
 using cluster::MemberState;
@@ -59,15 +61,13 @@ Status PbWorker::start() {
 }
 
 void PbWorker::on_peer_lost(uint16_t node) {
-  // A backup this node can no longer reach misses (or may miss) the writes this node coordinates: exclude it.
-  // A primary cannot be excluded: without it its shard is unavailable (the node reports not ready) until it returns.
+  // A backup this node can no longer reach (its connection broke, or it stopped answering heartbeats) misses, or may
+  // miss, the writes this node coordinates: exclude it. A primary cannot be excluded: without it its shard is
+  // unavailable (the node reports not ready) until it returns.
   const cluster::Topology& t = ctx_.topology();
   const cluster::NodeSpec& lost = t.nodes[node];
   if (lost.role != cluster::Role::kData || t.primary_of(static_cast<uint32_t>(lost.shard)) == node) return;
-  if (ctx_.membership().member(node) != MemberState::kFailed) {
-    ctx_.membership().set_member(node, MemberState::kFailed);
-    spdlog::warn("primary-backup: replica {} unreachable; excluded until it rejoins", lost.name);
-  }
+  rpc::spawn(exclude(node, "unreachable"));
 }
 
 // A replica that comes back rejoins on its own (recovery.h); the connection alone proves nothing about its copy.
@@ -81,6 +81,10 @@ void PbWorker::on_peer_back(uint16_t node) {
 void PbWorker::on_membership_change() {
   const cluster::Topology& t = ctx_.topology();
   seen_generation_ = ctx_.membership().generation();
+  // Writes still waiting for an excluded replica's acknowledgement stop waiting: it no longer counts.
+  for (const cluster::NodeSpec& n : t.nodes)
+    if (n.id != ctx_.self() && n.role == cluster::Role::kData && ctx_.membership().member(n.id) == MemberState::kFailed)
+      if (auto conn = ctx_.peer(n.id)) ctx_.rpc().abandon_calls(*conn);
   backups_.assign(t.shards.size(), {});
   for (size_t s = 0; s < t.shards.size(); ++s) {
     const auto& members = t.shards[s].members;
@@ -90,11 +94,13 @@ void PbWorker::on_membership_change() {
   }
 }
 
-void PbWorker::exclude(uint16_t node, Code why) {
-  if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) return;
+Task<void> PbWorker::exclude(uint16_t node, std::string why) {
+  if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) co_return;
+  co_await cluster::exclude_after_lease(ctx_, node);
+  if (ctx_.membership().member(node) == MemberState::kFailed) co_return;
   ctx_.membership().set_member(node, MemberState::kFailed);
-  spdlog::warn("primary-backup: replica {} did not acknowledge a write ({}); excluded until it rejoins",
-               ctx_.topology().nodes[node].name, code_name(why));
+  spdlog::warn("primary-backup: replica {} {}; excluded until it rejoins", ctx_.topology().nodes[node].name, why);
+  on_membership_change();
 }
 
 // This worker's connection to `node`. A replica that has not been excluded but is not connected yet (it just

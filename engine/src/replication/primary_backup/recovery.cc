@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "cluster/failure_detector.h"
 #include "cluster/kv_api.h"
 #include "cluster/lockword.h"
 #include "replication/primary_backup/messages.h"
@@ -22,6 +23,7 @@ namespace {
 constexpr size_t kScanPageBytes = 48 * 1024;  // fits one RPC message with room to spare
 constexpr auto kPollEvery = 200ms;
 constexpr auto kCheckEvery = 1s;
+constexpr auto kNoticeEvery = 20ms;
 constexpr auto kScanSessionIdle = 60s;
 constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this long are presumed dead
 }  // namespace
@@ -86,9 +88,19 @@ Task<void> Recovery::run() {
       co_await recover();
       continue;
     }
-    co_await ctx_.sched().sleep_for(kCheckEvery);
+    // A heartbeat answered "excluded" (cluster/failure_detector.h) says so at once; asking every node once a second
+    // covers a cluster without failure detection.
+    bool excluded = false;
+    for (auto waited = 0ms; waited < kCheckEvery && !excluded; waited += kNoticeEvery) {
+      co_await ctx_.sched().sleep_for(kNoticeEvery);
+      excluded = ctx_.membership().take_excluded_notice();
+    }
+    if (excluded)
+      spdlog::warn(
+          "recovery: a member excluded this node (its answer to a heartbeat; it may have missed writes): "
+          "copying the shard again");
     // (co_await never sits in a condition: GCC 12 miscompiles such coroutines; engine/tools/lint.sh checks.)
-    bool excluded = co_await excluded_somewhere();
+    if (!excluded) excluded = co_await excluded_somewhere();
     if (excluded) {
       state_.set_holds_copy(true);
       ctx_.membership().set_in_sync(false);
@@ -191,6 +203,8 @@ Task<void> Recovery::recover() {
   spdlog::info("recovery: {} is in sync and serving", t.nodes[ctx_.self()].name);
 }
 
+// On return every member that answered includes this node again; what they said before ("excluded", to a heartbeat
+// sent before the join) is stale.
 Task<bool> Recovery::announce_join() {
   std::vector<uint16_t> pending = other_data_nodes();
   for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
@@ -209,12 +223,15 @@ Task<bool> Recovery::announce_join() {
       if (res[i].status == Code::kOk) std::erase(pending, asked[i]);
     if (!pending.empty()) co_await ctx_.sched().sleep_for(kPollEvery);
   }
+  (void)ctx_.membership().take_excluded_notice();
   const Topology& t = ctx_.topology();
   for (uint16_t n : pending) {
     spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
     // A backup that is down misses writes: exclude it until it joins itself (a primary cannot be excluded).
-    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n)
+    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
+      co_await cluster::exclude_after_lease(ctx_, n);
       ctx_.membership().set_member(n, MemberState::kFailed);
+    }
   }
   co_return true;
 }

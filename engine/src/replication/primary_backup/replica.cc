@@ -73,7 +73,7 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
   }
   auto conn = co_await connection_to(node);
   if (!conn) {
-    exclude(node, Code::kUnavailable);
+    co_await exclude(node, "not connected");
     co_return false;
   }
   std::string payload = batch.encode();
@@ -81,7 +81,8 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
     co_return ctx_.rpc().send_oneway(*conn, msgs_.at(msg), rpc::as_bytes_of(payload)).is_ok();
   }
   rpc::Response ack = co_await ctx_.rpc().call_ackable(*conn, msgs_.at(msg), rpc::as_bytes_of(payload));
-  if (ack.status != Code::kOk) exclude(node, ack.status);
+  if (ack.status != Code::kOk)
+    co_await exclude(node, fmt::format("did not acknowledge a write: {}", code_name(ack.status)));
   co_return ack.status == Code::kOk;
 }
 

@@ -43,8 +43,11 @@ Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
   cluster::Read r;
   if (here) {
     r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
-    // A backup that holds a write not yet known committed asks the primary, which knows.
-    if (r.status == Code::kBusy && primary != ctx_.self()) here = false;
+    // A backup that holds a write not yet known committed asks the primary, which knows; so does one that did not
+    // hold its leases when it read (it may have been excluded meanwhile, cluster/leases.h).
+    if (primary != ctx_.self() &&
+        (r.status == Code::kBusy || !ctx_.membership().leases().held(ctx_.local_reads().reads_done_by())))
+      here = false;
   }
   if (!here) {
     auto conn = ctx_.peer(primary);

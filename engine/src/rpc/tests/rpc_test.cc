@@ -246,6 +246,48 @@ TEST(Rpc, CallsFailWhenThePeerDiesAndTimeOutWhenUnanswered) {
   EXPECT_EQ(r2.status, Code::kUnavailable);
 }
 
+TEST(Rpc, APerCallTimeoutAndAbandonedCallsFailWhileTheConnectionStays) {
+  Harness h;  // the default call timeout (5 s) is far longer than this test waits
+  ASSERT_TRUE(h.b.rpc->on(7, [](const Incoming&) {}).is_ok());  // never answers
+  ASSERT_TRUE(h.b.rpc->on(8, [](const Incoming&) {}).is_ok());  // never acknowledges
+  ASSERT_TRUE(h.b.rpc->on(9, [&h](const Incoming& in) { h.b.rpc->respond(in.reply_to(), Code::kOk); }).is_ok());
+  auto call = [](Rpc& rpc, ConnId c, MsgType type, std::chrono::milliseconds timeout, bool ackable, Response& out,
+                 bool& d) -> Task<void> {
+    if (ackable) {
+      out = co_await rpc.call_ackable(c, type, {});
+    } else if (timeout.count() > 0) {
+      out = co_await rpc.call(c, type, {}, timeout);
+    } else {
+      out = co_await rpc.call(c, type, {});
+    }
+    d = true;
+  };
+  Response quick, plain, ackable;
+  bool d_quick = false, d_plain = false, d_ackable = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  spawn(call(*h.a.rpc, h.ab, 7, std::chrono::milliseconds(100), false, quick, d_quick));
+  ASSERT_TRUE(h.run_until([&] { return d_quick; }));
+  EXPECT_EQ(quick.status, Code::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+
+  spawn(call(*h.a.rpc, h.ab, 7, {}, false, plain, d_plain));
+  spawn(call(*h.a.rpc, h.ab, 8, {}, true, ackable, d_ackable));
+  for (int i = 0; i < 20; ++i) h.step();
+  ASSERT_FALSE(d_plain || d_ackable);
+  EXPECT_EQ(h.a.rpc->pending_calls(), 2u);
+  h.a.rpc->abandon_calls(h.ab);
+  ASSERT_TRUE(h.run_until([&] { return d_plain && d_ackable; }, std::chrono::milliseconds(500)));
+  EXPECT_EQ(plain.status, Code::kUnavailable);
+  EXPECT_EQ(ackable.status, Code::kUnavailable);
+  EXPECT_EQ(h.a.rpc->pending_calls(), 0u);
+  // The connection still works.
+  Response after;
+  bool d_after = false;
+  spawn(call(*h.a.rpc, h.ab, 9, {}, false, after, d_after));
+  ASSERT_TRUE(h.run_until([&] { return d_after; }));
+  EXPECT_EQ(after.status, Code::kOk);
+}
+
 TEST(Rpc, MalformedPacketsAreDroppedWholeAndCounted) {
   Harness h;
   int got = 0;

@@ -1,0 +1,54 @@
+#pragma once
+// Failure detection inside the engine: every data node heartbeats every other data node over the transport (worker
+// 0 sends, any worker answers). An answer is a lease (leases.h); a node that stops answering for the timeout is
+// suspected, and the replication protocol decides what that means (primary-backup excludes a backup). An answer
+// "you are excluded" tells a node at once that it may have missed writes (Membership::note_excluded).
+//
+// Timing (topology failure_detection): heartbeats every heartbeat_ms, suspicion and lease after timeout_ms. A backup
+// that is paused loses its leases within timeout_ms and serves no read from its copy until it holds them again; a
+// member excluding it waits until the lease it granted has ended (exclude_after_lease).
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "cluster/worker_context.h"
+#include "rpc/task.h"
+
+namespace rdx::cluster {
+
+inline constexpr rpc::MsgType kHeartbeat = 64;  // msgs::kCluster.at(0)
+
+class FailureDetector {
+ public:
+  // `on_suspect(node)`: `node` has not answered for the timeout (called on this worker's thread, once per silence).
+  FailureDetector(WorkerContext& ctx, std::function<void(uint16_t)> on_suspect);
+  // Registers the heartbeat handler (every worker: a heartbeat is answered wherever it lands).
+  Status start();
+  // Worker 0: heartbeats until the node stops.
+  rpc::Task<void> run();
+
+ private:
+  struct Peer {
+    uint16_t node = 0;
+    bool outstanding = false;  // one heartbeat at a time per peer
+    bool answered = false;     // it answered once: only then does its silence mean something
+    bool suspected = false;
+    std::chrono::steady_clock::time_point last_answer;
+  };
+  rpc::Task<void> beat(Peer& p, transport::ConnId conn);
+  void serve(const rpc::Incoming& in);
+
+  WorkerContext& ctx_;
+  std::function<void(uint16_t)> on_suspect_;
+  std::vector<Peer> peers_;
+};
+
+// Before a node stops counting `node` as a replica: no more grants to it, then wait until the last lease granted to
+// it has ended (so it no longer serves reads from its copy). The caller then marks it excluded.
+rpc::Task<void> exclude_after_lease(WorkerContext& ctx, uint16_t node);
+
+// The other data nodes of the topology (the peers a backup needs leases from).
+std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self);
+
+}  // namespace rdx::cluster
