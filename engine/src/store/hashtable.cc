@@ -227,6 +227,15 @@ bool HashTable::grow(Session& s) {
 
 size_t HashTable::size() const { return impl_->keys(); }
 
+uint64_t HashTable::removed_version_max() const { return impl_->removed_version_max.load(std::memory_order_relaxed); }
+
+void HashTable::raise_removed_version_max(uint64_t version) {
+  uint64_t seen = impl_->removed_version_max.load(std::memory_order_relaxed);
+  while (seen < version &&
+         !impl_->removed_version_max.compare_exchange_weak(seen, version, std::memory_order_relaxed)) {
+  }
+}
+
 TableStats HashTable::stats() const {
   std::lock_guard lock(impl_->stats_mu);
   impl_->epochs.pin(impl_->stats_slot);  // keeps the index alive while we read it

@@ -160,6 +160,10 @@ class HashTable {
 
   TableStats stats() const;
   size_t size() const;
+  // The largest version any removed record had (fresh keys start above it). A copy of this table made elsewhere (a
+  // replica that joins) raises its own to the source's, so the copy never issues a version of a deleted key again.
+  uint64_t removed_version_max() const;
+  void raise_removed_version_max(uint64_t version);
 
   // Validation of a record image fetched by a one-sided READ of RecordRef::length() bytes at arena_offset():
   // returns kOk and the value/version if the image is consistent (not torn, not mid-write); kBusy if torn or being

@@ -73,7 +73,7 @@ def check(path):
     return p.returncode, json.loads(p.stdout)
 
 
-def pause_backup_repeatedly(cluster, pauses, paused="n2", pause_s=1.0, gap_s=0.5):
+def pause_repeatedly(cluster, pauses, paused="n2", pause_s=1.0, gap_s=0.5):
     """Pauses `paused` `pauses` times while clients on every node run; returns (recorder, incrs during pauses)."""
     windows = []
     with Recorder(cluster, ["n0", "n1", "n2"]) as rec:
@@ -92,7 +92,7 @@ def pause_backup_repeatedly(cluster, pauses, paused="n2", pause_s=1.0, gap_s=0.5
 
 def test_paused_backup_serves_no_stale_read_and_writes_go_on(cluster):
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS)])
-    rec, incrs_while_paused = pause_backup_repeatedly(cluster, pauses=20)
+    rec, incrs_while_paused = pause_repeatedly(cluster, pauses=20)
     assert not rec.errors, rec.errors[:5]
     hist = os.path.join(cluster.dir, "pause.history")
     rec.write_history(hist)
@@ -108,11 +108,26 @@ def test_paused_backup_serves_no_stale_read_and_writes_go_on(cluster):
     assert reads_at_n2 > 100
 
 
+def test_paused_primary_is_waited_for_and_nothing_reads_stale(cluster):
+    """The primary paused past its lease: backups lose their leases and send reads to it (this build has no
+    failover: its shard waits for it), and nothing stale is read when it resumes."""
+    cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS)])
+    rec, _ = pause_repeatedly(cluster, pauses=10, paused="n0")
+    assert not rec.errors, rec.errors[:5]
+    hist = os.path.join(cluster.dir, "pause-primary.history")
+    rec.write_history(hist)
+    code, report = check(hist)
+    print(f"{len(rec.records)} operations; checker: {json.dumps(report)[:800]}")
+    assert code == 0 and report["ok"], f"rdx-check {hist}: {json.dumps(report)[:3000]}"
+    assert cluster.metric("n1", "rdx_failure_suspicions_total", peer="n0") >= 8
+    assert len(rec.records) > 5000
+
+
 def test_the_check_catches_reads_without_leases(cluster):
     """The planted bug: backups read their copy without holding leases (what main did before leases existed)."""
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS),
                                "--rdxd-arg=--test-fault=reads-without-lease"])
-    rec, _ = pause_backup_repeatedly(cluster, pauses=6)
+    rec, _ = pause_repeatedly(cluster, pauses=6)
     hist = os.path.join(cluster.dir, "planted.history")
     rec.write_history(hist)
     code, report = check(hist)

@@ -114,3 +114,37 @@ def test_restarted_members_wait_for_the_one_that_holds_the_data(cluster):
     print(p.stdout)
     assert r["verify"]["lost"] == 0 and r["verify"]["corrupt"] == 0
     assert r["verify"]["checked"] == r["verify"]["acknowledged_keys"] > 1500
+
+
+def test_a_restarted_primary_never_reissues_a_version_of_a_deleted_key(cluster):
+    """WATCH remembers a key's version; the key is deleted, the primary restarts (empty, then copies the shard) and
+    the key is created again: the new version must differ from every earlier one, or EXEC would pass a WATCH on a
+    key that changed (ABA). The copy carries the largest version the source ever removed."""
+    import redis
+    cluster.up(nodes=3)
+    port = {n: cluster.node(n)["redis_port"] for n in ("n0", "n1")}
+    writer = redis.Redis(port=port["n0"], socket_timeout=10)
+    for i in range(50):
+        writer.set(f"k{i}", "first")
+    watchers = []
+    for i in range(50):
+        p = redis.Redis(port=port["n1"], socket_timeout=10).pipeline()
+        p.watch(f"k{i}")
+        watchers.append(p)
+    for i in range(50):
+        writer.delete(f"k{i}")
+    cluster.kill("n0")
+    cluster.start("n0")
+    writer = redis.Redis(port=port["n0"], socket_timeout=10)
+    for i in range(50):
+        writer.set(f"k{i}", "second")
+    passed = []
+    for i, p in enumerate(watchers):
+        p.multi()
+        p.set(f"k{i}", "third")
+        try:
+            p.execute()
+            passed.append(i)
+        except redis.WatchError:
+            pass
+    assert not passed, f"EXEC passed a WATCH on keys deleted and created again: k{passed[:5]}"

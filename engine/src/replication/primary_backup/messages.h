@@ -19,7 +19,8 @@ enum Msg : uint16_t {
   kSyncStatus = 4,  // recovery (recovery.h)
   kJoin = 5,
   kJoinDone = 6,
-  kSyncScan = 7,
+  kSyncScan =
+      7,  // request: u64 session -> u8 done, u32 count, u64 removed_version_max, count x (key, value, version, flags)
 };
 inline constexpr uint16_t kMessageCount = 8;
 

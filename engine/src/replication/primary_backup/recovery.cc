@@ -251,6 +251,9 @@ Task<bool> Recovery::copy_from(uint16_t source) {
     rpc::Reader rd(r.payload);
     auto done = rd.get<uint8_t>();
     auto count = rd.get<uint32_t>();
+    // Versions of keys the source deleted: this copy must never issue them again (a WATCH or a transaction may
+    // hold one, and would take a re-created key for the one it read).
+    ctx_.table().raise_removed_version_max(rd.get<uint64_t>());
     for (uint32_t i = 0; i < count && rd.ok(); ++i) {
       std::string_view key = rd.bytes(cluster::kMaxKeyBytes);
       std::string_view value = rd.bytes(store::kMaxValueBytes);
@@ -303,7 +306,7 @@ void Recovery::serve_scan(const rpc::Incoming& in) {
   bool done = s.pending.empty() && s.store_done;
   if (done) scans_.erase({in.peer_node, id});
   rpc::Writer out;
-  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count);
+  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count).put(ctx_.table().removed_version_max());
   std::string body = out.data() + items.data();
   ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
 }

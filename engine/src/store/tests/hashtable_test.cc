@@ -87,6 +87,23 @@ TEST(HashTable, VersionsNeverRepeatAcrossRemoveAndReinsert) {
   EXPECT_GT(ver, 2000u);
 }
 
+TEST(HashTable, ACopyRaisedToTheSourcesRemovedVersionsNeverIssuesThemAgain) {
+  auto source = make_table(4 << 20);
+  Session s = source->session();
+  uint64_t ver = 0;
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(source->put(s, "k", "v", kAutoVersion, &ver), OpStatus::kOk);
+  ASSERT_EQ(source->remove(s, "k"), OpStatus::kOk);
+  EXPECT_EQ(source->removed_version_max(), ver);
+
+  auto copy = make_table(4 << 20);  // a replica that restarted empty and copied what the source still holds
+  Session c = copy->session();
+  copy->raise_removed_version_max(source->removed_version_max());
+  copy->raise_removed_version_max(1);  // never lowers
+  uint64_t fresh = 0;
+  ASSERT_EQ(copy->insert(c, "k", "again", &fresh), OpStatus::kOk);
+  EXPECT_GT(fresh, ver);
+}
+
 TEST(HashTable, ExplicitVersionsApplyOnlyWhenNewer) {
   auto t = make_table(4 << 20);
   Session s = t->session();
