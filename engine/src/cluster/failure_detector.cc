@@ -50,6 +50,7 @@ Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
   p.answered = true;
   if (p.suspected) {
     p.suspected = false;
+    ctx_.membership().set_suspected(p.node, false);
     spdlog::info("failure detector: {} answers again", ctx_.topology().nodes[p.node].name);
   }
   if (r.status == Code::kOk) {
@@ -81,7 +82,7 @@ Task<void> FailureDetector::run() {
       }
       if (p.answered && !p.suspected && now - p.last_answer > timeout) {
         p.suspected = true;
-        ctx_.membership().note_suspected(p.node);
+        ctx_.membership().set_suspected(p.node, true);
         spdlog::warn("failure detector: {} has not answered for {} ms; suspected", ctx_.topology().nodes[p.node].name,
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_answer).count());
         on_suspect_(p.node);

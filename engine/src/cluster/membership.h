@@ -22,7 +22,7 @@ const char* member_state_name(MemberState s);
 class Membership {
  public:
   Membership(size_t nodes, size_t workers)
-      : member_state_(nodes), oldest_write_gen_(workers), leases_(nodes), suspicions_(nodes) {
+      : member_state_(nodes), oldest_write_gen_(workers), leases_(nodes), suspected_(nodes), suspicions_(nodes) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
   }
@@ -61,8 +61,13 @@ class Membership {
   // replication protocol takes it (and recovers).
   void note_excluded() { excluded_noticed_.store(true, std::memory_order_release); }
   bool take_excluded_notice() { return excluded_noticed_.exchange(false, std::memory_order_acq_rel); }
-  // How often the failure detector suspected each node (metrics).
-  void note_suspected(uint16_t node) { suspicions_[node].fetch_add(1, std::memory_order_relaxed); }
+  // The failure detector's verdicts: whether it suspects each node now, and how often it did (metrics, /readyz).
+  void set_suspected(uint16_t node, bool suspected) {
+    if (suspected && !suspected_[node].exchange(true, std::memory_order_relaxed))
+      suspicions_[node].fetch_add(1, std::memory_order_relaxed);
+    if (!suspected) suspected_[node].store(false, std::memory_order_relaxed);
+  }
+  bool suspected(uint16_t node) const { return suspected_[node].load(std::memory_order_relaxed); }
   uint64_t suspicions(uint16_t node) const { return suspicions_[node].load(std::memory_order_relaxed); }
 
  private:
@@ -73,6 +78,7 @@ class Membership {
   std::atomic<bool> stopping_{false};
   Leases leases_;
   std::atomic<bool> excluded_noticed_{false};
+  std::vector<std::atomic<bool>> suspected_;
   std::vector<std::atomic<uint64_t>> suspicions_;
 };
 

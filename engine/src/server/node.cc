@@ -184,6 +184,19 @@ bool Node::ready() const {
 std::string Node::readiness_detail() const {
   std::string s = fmt::format("node {} in_sync={}", spec().name, membership_->in_sync());
   if (!membership_->in_sync()) s += fmt::format(" replication=[{}]", replication_->recovery_state());
+  // What the failure detector suspects; a suspected primary of this node's shard means the shard takes no writes.
+  std::string suspected;
+  for (uint16_t n : cluster::other_data_nodes(topo_, self_)) {
+    if (!membership_->suspected(n)) continue;
+    const cluster::NodeSpec& ns = topo_.nodes[n];
+    const bool primary = topo_.primary_of(static_cast<uint32_t>(ns.shard)) == n;
+    suspected += fmt::format("{}{}{}", suspected.empty() ? "" : ", ", ns.name,
+                             primary ? fmt::format(" (primary of shard {})", ns.shard) : "");
+    if (primary && ns.shard == spec().shard)
+      s += fmt::format(" shard {} has no primary: {} does not answer heartbeats (its writes wait until it returns)",
+                       ns.shard, ns.name);
+  }
+  if (!suspected.empty()) s += fmt::format(" suspected=[{}]", suspected);
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerSnapshot w = workers_[i]->snapshot();
     s += fmt::format(" worker{}_peers_up={}", i, w.peers_up);
@@ -220,6 +233,8 @@ void Node::register_metrics() {
       w.counter("rdx_failure_suspicions_total",
                 "Times the failure detector suspected the peer (silent for the timeout).",
                 static_cast<double>(membership_->suspicions(n)), l);
+      w.gauge("rdx_peer_suspected", "1 while the failure detector suspects the peer.",
+              membership_->suspected(n) ? 1 : 0, l);
     }
     static const char* kOps[] = {"get", "put", "del"};
     Histogram lat[3];

@@ -15,7 +15,7 @@ import time
 
 import redis
 
-from conftest import BIN
+from conftest import BIN, wait_until
 
 KEYS = [f"ctr:{i}" for i in range(6)]
 TIMEOUT_MS = 300  # failure timeout of these clusters: a pause of 1 s outlasts suspicion plus the lease wait
@@ -121,6 +121,21 @@ def test_paused_primary_is_waited_for_and_nothing_reads_stale(cluster):
     assert code == 0 and report["ok"], f"rdx-check {hist}: {json.dumps(report)[:3000]}"
     assert cluster.metric("n1", "rdx_failure_suspicions_total", peer="n0") >= 8
     assert len(rec.records) > 5000
+
+
+def test_readyz_and_metrics_say_when_a_shard_has_no_primary(cluster):
+    cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS)])
+    cluster.kill("n0", signal="STOP")
+    try:
+        wait_until(lambda: "shard 0 has no primary: n0 does not answer heartbeats" in cluster.readyz("n1")[1],
+                   timeout=10, what="n1's /readyz to name the silent primary")
+        assert cluster.metric("n2", "rdx_peer_suspected", peer="n0") == 1
+        assert cluster.metric("n2", "rdx_read_lease_held") == 0
+    finally:
+        cluster.kill("n0", signal="CONT")
+    wait_until(lambda: cluster.metric("n2", "rdx_peer_suspected", peer="n0") == 0
+               and cluster.metric("n2", "rdx_read_lease_held") == 1, timeout=10, what="n0 answering again")
+    assert "suspected" not in cluster.readyz("n1")[1]
 
 
 def test_the_check_catches_reads_without_leases(cluster):
