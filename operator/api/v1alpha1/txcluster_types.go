@@ -350,6 +350,29 @@ type ReplicationSpec struct {
 	// +optional
 	// +kubebuilder:default=primary-backup
 	Protocol ReplicationProtocol `json:"protocol,omitempty"`
+	// failureDetection times the heartbeats every data node sends every other one (topology failure_detection). A
+	// node silent for the timeout is suspected (a backup is excluded until it copies its shard again), and each answer
+	// is a lease of that length: a backup reads its own copy only while it holds one from every other data node.
+	// +optional
+	// +kubebuilder:default={heartbeatMilliseconds: 50, timeoutMilliseconds: 500}
+	FailureDetection FailureDetectionSpec `json:"failureDetection,omitempty"`
+}
+
+// FailureDetectionSpec times failure detection. Every change restarts every pod with a new epoch.
+// +kubebuilder:validation:XValidation:rule="self.timeoutMilliseconds >= 4 * self.heartbeatMilliseconds",message="failureDetection.timeoutMilliseconds must be at least 4 heartbeats (4 x heartbeatMilliseconds)"
+type FailureDetectionSpec struct {
+	// heartbeatMilliseconds is how often each data node heartbeats each other one.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=10000
+	HeartbeatMilliseconds int32 `json:"heartbeatMilliseconds,omitempty"`
+	// timeoutMilliseconds is the silence after which a node is suspected, and the length of a lease.
+	// +optional
+	// +kubebuilder:default=500
+	// +kubebuilder:validation:Minimum=20
+	// +kubebuilder:validation:Maximum=60000
+	TimeoutMilliseconds int32 `json:"timeoutMilliseconds,omitempty"`
 }
 
 // EndpointSpec configures the endpoint Service <name>.

@@ -56,6 +56,11 @@ var createCases = []struct {
 		"metadata.name must be a DNS-1035 label of at most 40 characters"},
 	{"txc name starts with digit", "TxCluster", "1db", ``,
 		"metadata.name must be a DNS-1035 label"},
+	{"failure timeout under 4 heartbeats", "TxCluster", "db",
+		`{replication: {failureDetection: {heartbeatMilliseconds: 200, timeoutMilliseconds: 500}}}`,
+		"failureDetection.timeoutMilliseconds must be at least 4 heartbeats"},
+	{"failure timeout too short", "TxCluster", "db", `{replication: {failureDetection: {timeoutMilliseconds: 5}}}`,
+		"timeoutMilliseconds: Invalid value: 5: spec.replication.failureDetection.timeoutMilliseconds in body should be greater than or equal to 20"},
 	{"hugepages without cpu or memory", "TxCluster", "db",
 		`{transport: {hugepages: {enabled: true, size: 1Gi}}}`,
 		"transport.hugepages needs a cpu or memory request or limit in resources"},
@@ -170,6 +175,7 @@ func TestValidObjects(t *testing.T) {
 		"huge":   {"TxCluster", `{transport: {hugepages: {enabled: true, size: 512Mi}}, resources: {limits: {memory: 2Gi}}}`},
 		"dnl2":   {"TxCluster", `{replicas: 2, transactions: {protocol: dnl2}, replication: {protocol: primary-backup}, transport: {primitives: rpc}}`},
 		"dnl1":   {"TxCluster", `{replicas: 1, transactions: {protocol: dnl1}}`},
+		"fd":     {"TxCluster", `{replication: {failureDetection: {heartbeatMilliseconds: 100, timeoutMilliseconds: 2000}}}`},
 	}
 	for name, v := range valid {
 		o := object(t, v.kind, name, v.spec)
@@ -193,7 +199,9 @@ func TestValidObjects(t *testing.T) {
 		"spec.transport.batching.maxMessages": int64(64), "spec.transactions.protocol": "dnl4",
 		"spec.transactions.localBackupReads": true, "spec.transactions.hashTableBatching": true,
 		"spec.endpoint.serviceType": "ClusterIP", "spec.endpoint.port": int64(6379),
-		"spec.replication.protocol": "primary-backup",
+		"spec.replication.protocol":                               "primary-backup",
+		"spec.replication.failureDetection.heartbeatMilliseconds": int64(50),
+		"spec.replication.failureDetection.timeoutMilliseconds":   int64(500),
 	}
 	for path, want := range defaults {
 		got, found, err := unstructured.NestedFieldNoCopy(tcp.Object, strings.Split(path, ".")...)

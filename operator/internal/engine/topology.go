@@ -27,6 +27,7 @@ type Topology struct {
 	Replication TopologyReplication `json:"replication"`
 	Txn         TopologyTxn         `json:"txn"`
 	Auth        TopologyAuth        `json:"auth"`
+	Failure     TopologyFailure     `json:"failure_detection"`
 	Shards      []TopologyShard     `json:"shards"`
 	Nodes       []TopologyNode      `json:"nodes"`
 }
@@ -64,6 +65,14 @@ type TopologyTxn struct {
 // TopologyAuth is the topology's auth section.
 type TopologyAuth struct {
 	PasswordFile string `json:"password_file"`
+}
+
+// TopologyFailure is the topology's failure_detection section. The operator always enables it: without it a backup
+// that resumes after a pause may serve reads from a copy that missed writes.
+type TopologyFailure struct {
+	Enabled     bool  `json:"enabled"`
+	HeartbeatMs int32 `json:"heartbeat_ms"`
+	TimeoutMs   int32 `json:"timeout_ms"`
 }
 
 // TopologyShard lists one shard's members; the first is the primary.
@@ -116,6 +125,11 @@ func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 			Protocol:         string(s.Transactions.Protocol),
 			LocalBackupReads: ptr.Deref(s.Transactions.LocalBackupReads, true),
 			HTBatching:       ptr.Deref(s.Transactions.HashTableBatching, true),
+		},
+		Failure: TopologyFailure{
+			Enabled:     true,
+			HeartbeatMs: s.Replication.FailureDetection.HeartbeatMilliseconds,
+			TimeoutMs:   s.Replication.FailureDetection.TimeoutMilliseconds,
 		},
 	}
 	if ref := s.Endpoint.AuthSecretRef; ref != nil {

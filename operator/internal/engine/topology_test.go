@@ -31,8 +31,9 @@ func defaulted(name string) *rdxv1.TxCluster {
 			Batching: rdxv1.BatchingSpec{Enabled: ptr.To(true), MaxBytes: 4096, MaxMessages: 64},
 		},
 		Transactions: rdxv1.TransactionsSpec{Protocol: rdxv1.ProtocolDNL4, LocalBackupReads: ptr.To(true), HashTableBatching: ptr.To(true)},
-		Replication:  rdxv1.ReplicationSpec{Protocol: rdxv1.ReplicationPrimaryBackup},
-		Endpoint:     rdxv1.EndpointSpec{ServiceType: corev1.ServiceTypeClusterIP, Port: 6379},
+		Replication: rdxv1.ReplicationSpec{Protocol: rdxv1.ReplicationPrimaryBackup,
+			FailureDetection: rdxv1.FailureDetectionSpec{HeartbeatMilliseconds: 50, TimeoutMilliseconds: 500}},
+		Endpoint: rdxv1.EndpointSpec{ServiceType: corev1.ServiceTypeClusterIP, Port: 6379},
 	}
 	return c
 }
@@ -114,6 +115,9 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 	}
 	if topo.Replication.Protocol != "primary-backup" || topo.Txn.Protocol != "dnl4" || topo.Auth.PasswordFile != "/etc/rdx/auth/password" {
 		t.Errorf("protocols/auth = %+v %+v %+v", topo.Replication, topo.Txn, topo.Auth)
+	}
+	if f := topo.Failure; !f.Enabled || f.HeartbeatMs != 50 || f.TimeoutMs != 500 {
+		t.Errorf("failure detection = %+v, want enabled, 50 ms heartbeats, 500 ms timeout (the CRD's defaults)", f)
 	}
 	if topo.Transport.GIDIndex != -1 || topo.Transport.RDMAInterface != "" || topo.Transport.Primitives != "rpc" {
 		t.Errorf("tcp transport = %+v", topo.Transport)
