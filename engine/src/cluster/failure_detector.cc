@@ -36,7 +36,7 @@ void FailureDetector::serve(const rpc::Incoming& in) {
   if (!ctx_.membership().leases().enabled()) return ctx_.rpc().respond(in.reply_to(), Code::kUnsupported);
   const auto node = static_cast<uint16_t>(in.peer_node);
   Membership& m = ctx_.membership();
-  const bool granted = m.member(node) != MemberState::kFailed && m.leases().grant(node, Clock::now());
+  const bool granted = m.grant_lease(node, Clock::now());
   ctx_.rpc().respond(in.reply_to(), granted ? Code::kOk : Code::kAborted);
 }
 
@@ -54,7 +54,7 @@ Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
     spdlog::info("failure detector: {} answers again", ctx_.topology().nodes[p.node].name);
   }
   if (r.status == Code::kOk) {
-    leases.renew(p.node, sent + leases.duration());
+    leases.renew(p.node, sent);
   } else {
     leases.lose(p.node);
     ctx_.membership().note_excluded();
@@ -94,13 +94,21 @@ Task<void> FailureDetector::run() {
     co_await ctx_.sched().sleep_for(every);  // the beats refer to peers_
 }
 
-Task<void> exclude_after_lease(WorkerContext& ctx, uint16_t node) {
-  Leases& leases = ctx.membership().leases();
-  leases.revoke(node);
+Task<bool> exclude_after_lease(WorkerContext& ctx, uint16_t node) {
+  Membership& m = ctx.membership();
+  m.leases().revoke(node);
   for (;;) {
-    auto left = leases.granted_until(node) - Clock::now();
-    if (left <= Clock::duration::zero()) co_return;
-    co_await ctx.sched().sleep_for(std::min<Clock::duration>(left, std::chrono::milliseconds(10)));
+    switch (m.try_exclude(node, Clock::now())) {
+      case Membership::Exclusion::kExcluded:
+        co_return true;
+      case Membership::Exclusion::kAbandoned:
+        co_return false;
+      case Membership::Exclusion::kWait:
+        break;
+    }
+    auto left = m.leases().granted_until(node) - Clock::now();
+    co_await ctx.sched().sleep_for(
+        std::clamp<Clock::duration>(left, std::chrono::milliseconds(1), std::chrono::milliseconds(10)));
   }
 }
 

@@ -44,9 +44,11 @@ class FailureDetector {
   std::vector<Peer> peers_;
 };
 
-// Before a node stops counting `node` as a replica: no more grants to it, then wait until the last lease granted to
-// it has ended (so it no longer serves reads from its copy). The caller then marks it excluded.
-rpc::Task<void> exclude_after_lease(WorkerContext& ctx, uint16_t node);
+// Excludes `node` (marks it kFailed, so this node stops counting it as a replica) once no lease this node granted
+// it lasts any more, so it no longer serves reads from its copy: no new grants, then wait for the last one to end.
+// False when the exclusion was abandoned: `node` rejoined meanwhile (its join waits for the writes that failed at
+// it, recovery.h), or it was excluded already.
+rpc::Task<bool> exclude_after_lease(WorkerContext& ctx, uint16_t node);
 
 // The other data nodes of the topology (the peers a backup needs leases from).
 std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self);

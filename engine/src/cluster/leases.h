@@ -8,9 +8,8 @@
 // was paused or cut off therefore stops serving its copy before anybody can have committed a write without it.
 //
 // Exclusion (X stops counting B): revoke(B) first, so no new grant is given, then wait until granted_until(B) has
-// passed (exclude_after_lease in failure_detector.h). A grant and a revocation race safely: grant() publishes the new
-// end and then checks the revocation, revoke() publishes the revocation and then reads the end (both sequentially
-// consistent), so either the revoker waits for that grant or the grant is refused.
+// passed, then mark B excluded only if no rejoin restored it meanwhile (Membership::try_exclude, under the lock that
+// also covers grants, so "excluded" always means "revoked and every grant ended").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,22 +29,27 @@ class Leases {
   }
 
   // Called once before the node serves: `peers` are the other data nodes (whose leases a backup needs). Disabled
-  // leases (no failure detection) make held() always true and granted_until() always past.
-  // `ignore_for_reads` plants a bug for tests (held() always true).
+  // leases (no failure detection) make every read covered and granted_until() always past. A node that starts may
+  // be a restarted one whose earlier incarnation granted leases it no longer remembers: it honours them as if it had
+  // granted one to every node just now. `ignore_for_reads` plants a bug for tests (every read covered).
   void configure(bool enabled, std::chrono::milliseconds duration, std::vector<uint16_t> peers,
                  bool ignore_for_reads = false) {
     enabled_ = enabled;
     ignore_for_reads_ = ignore_for_reads;
     duration_ = duration;
     peers_ = std::move(peers);
+    const int64_t start_grant = enabled ? ns(Clock::now() + duration_ + duration_ / 10) : 0;
+    for (auto& g : granted_until_) g.store(start_grant);
     recompute_held();
   }
   bool enabled() const { return enabled_; }
   std::chrono::milliseconds duration() const { return duration_; }
 
-  // --- the granting side (X) ---
-  // Grants `node` a lease that ends `duration` (+ a tenth for clock drift) from `now`; false when it is revoked.
+  // --- the granting side (X); Membership serializes grants with exclusions ---
+  // Grants `node` a lease that ends `duration` (+ a tenth for clock drift) from `now`; false, and no grant, when it
+  // is revoked.
   bool grant(uint16_t node, Clock::time_point now) {
+    if (revoked_[node].load()) return false;
     const int64_t until = ns(now + duration_ + duration_ / 10);
     int64_t cur = granted_until_[node].load();
     while (cur < until && !granted_until_[node].compare_exchange_weak(cur, until)) {
@@ -59,20 +63,29 @@ class Leases {
   Clock::time_point granted_until(uint16_t node) const { return at(granted_until_[node].load()); }
 
   // --- the holding side (B) ---
-  // `from` granted this node a lease until `until` (counted from when the heartbeat left).
-  void renew(uint16_t from, Clock::time_point until) {
-    held_until_[from].store(ns(until));
+  // `from` answered a heartbeat sent at `sent`: a lease until sent + duration. One that does not overlap the previous
+  // lease from `from` starts a new generation (the leases lapsed in between).
+  void renew(uint16_t from, Clock::time_point sent) {
+    if (ns(sent) > held_until_[from].load()) generation_.fetch_add(1, std::memory_order_acq_rel);
+    held_until_[from].store(ns(sent + duration_));
     recompute_held();
   }
   // `from` refused (it excluded this node, or revoked): no lease from it until it grants again.
   void lose(uint16_t from) {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     held_until_[from].store(0);
     recompute_held();
   }
-  // True when this node held a lease from every other data node at `t` (a time no earlier than the read it covers).
-  bool held(Clock::time_point t) const {
-    return !enabled_ || ignore_for_reads_ || ns(t) < held_min_.load(std::memory_order_acquire);
+  // A read of this node's own copy is covered when the leases from every other data node were held from before it
+  // began until after it ended: take a ticket before the read, then ask covers(ticket, a time after the read).
+  uint64_t ticket() const { return generation_.load(std::memory_order_acquire); }
+  bool covers(uint64_t ticket, Clock::time_point after_read) const {
+    if (!enabled_ || ignore_for_reads_) return true;
+    const int64_t until = held_min_.load(std::memory_order_acquire);
+    return ns(after_read) < until && generation_.load(std::memory_order_acquire) == ticket;
   }
+  // Whether every lease is held at `t` (metrics).
+  bool held(Clock::time_point t) const { return covers(ticket(), t); }
   Clock::time_point held_from(uint16_t node) const { return at(held_until_[node].load()); }
 
  private:
@@ -80,7 +93,8 @@ class Leases {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   }
   static Clock::time_point at(int64_t v) { return Clock::time_point(std::chrono::nanoseconds(v)); }
-  // Renewals come from one thread (the failure detector's worker); readers load the minimum.
+  // Renewals come from one thread (the failure detector's worker); readers load the minimum after the generation
+  // was bumped, so a reader that sees a new minimum also sees the generation that came with it.
   void recompute_held() {
     int64_t m = INT64_MAX;
     for (uint16_t p : peers_) m = std::min(m, held_until_[p].load());
@@ -95,6 +109,7 @@ class Leases {
   std::vector<std::atomic<int64_t>> held_until_;
   std::vector<std::atomic<bool>> revoked_;
   std::atomic<int64_t> held_min_{INT64_MAX};
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace rdx::cluster

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "cluster/leases.h"
@@ -30,9 +31,27 @@ class Membership {
   MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
   // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
   void set_member(uint16_t node, MemberState s) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
     if (s == MemberState::kJoining) leases_.restore(node);  // it rejoins: it may hold leases from this node again
     member_state_[node].store(s, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  // The steps of an exclusion (cluster/leases.h), serialized with grants: after Leases::revoke(node), kWait until
+  // every lease granted to `node` has ended, then kExcluded (marked kFailed); kAbandoned when a rejoin restored
+  // `node` meanwhile (it is being included again) or another exclusion was first.
+  enum class Exclusion : uint8_t { kWait, kExcluded, kAbandoned };
+  Exclusion try_exclude(uint16_t node, Leases::Clock::time_point now) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
+    if (!leases_.revoked(node) || member(node) == MemberState::kFailed) return Exclusion::kAbandoned;
+    if (leases_.enabled() && now < leases_.granted_until(node)) return Exclusion::kWait;
+    member_state_[node].store(MemberState::kFailed, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    return Exclusion::kExcluded;
+  }
+  // Answers a heartbeat of `node`: a lease, unless it is excluded or being excluded.
+  bool grant_lease(uint16_t node, Leases::Clock::time_point now) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
+    return member(node) != MemberState::kFailed && leases_.grant(node, now);
   }
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
@@ -71,6 +90,7 @@ class Membership {
   uint64_t suspicions(uint16_t node) const { return suspicions_[node].load(std::memory_order_relaxed); }
 
  private:
+  std::mutex transitions_mu_;  // member state changes and lease grants (rare: never on a client's path)
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<uint64_t> generation_{1};
   std::vector<std::atomic<uint64_t>> oldest_write_gen_;  // per worker

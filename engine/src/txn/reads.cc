@@ -25,9 +25,10 @@ bool ReadPath::reads_locally(std::string_view key, bool* at_backup) const {
 rpc::Task<Read> ReadPath::read(std::string key) {
   bool at_backup = false;
   if (reads_locally(key, &at_backup)) {
+    const uint64_t lease_ticket = ctx_.membership().leases().ticket();
     Read r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kLatest);
     // A backup's copy counts only if it held its leases when it read (cluster/leases.h); else ask the primary.
-    if (!at_backup || ctx_.membership().leases().held(ctx_.local_reads().reads_done_by())) {
+    if (!at_backup || ctx_.membership().leases().covers(lease_ticket, ctx_.local_reads().reads_done_by())) {
       ++counters_.local_reads;
       if (at_backup) ++counters_.local_backup_reads;
       co_return r;

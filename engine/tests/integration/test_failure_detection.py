@@ -73,15 +73,18 @@ def check(path):
     return p.returncode, json.loads(p.stdout)
 
 
-def pause_repeatedly(cluster, pauses, paused="n2", pause_s=1.0, gap_s=0.5):
-    """Pauses `paused` `pauses` times while clients on every node run; returns (recorder, incrs during pauses)."""
+def pause_repeatedly(cluster, pauses, paused="n2", gap_s=0.5, timeouts=(0.7, 3.5)):
+    """Pauses `paused` `pauses` times while clients on every node run; returns (recorder, incrs during pauses).
+    Pauses last `timeouts` failure timeouts (uniform): by default some end before the node is suspected, some while
+    the others wait for its leases to end, most after it was excluded."""
     windows = []
+    rng = random.Random(pauses)
     with Recorder(cluster, ["n0", "n1", "n2"]) as rec:
         time.sleep(0.5)
         for _ in range(pauses):
             cluster.kill(paused, signal="STOP")
             t0 = time.time_ns()
-            time.sleep(pause_s)
+            time.sleep(rng.uniform(*timeouts) * TIMEOUT_MS / 1000)
             windows.append((t0, time.time_ns()))
             cluster.kill(paused, signal="CONT")
             time.sleep(gap_s)
@@ -101,11 +104,13 @@ def test_paused_backup_serves_no_stale_read_and_writes_go_on(cluster):
           f"checker: {json.dumps(report)[:1500]}")
     assert code == 0 and report["ok"], f"rdx-check {hist}: {json.dumps(report)[:3000]}"
     # The faults really happened: n2 was suspected and excluded each time, and writes did not wait for it.
-    assert cluster.metric("n0", "rdx_failure_suspicions_total", peer="n2") >= 15
+    assert cluster.metric("n0", "rdx_failure_suspicions_total", peer="n2") >= 10
     assert "excluded until it rejoins" in cluster.log("n0")
-    assert incrs_while_paused > 20 * 10, "writes must go on while a backup is paused"
+    assert incrs_while_paused > 100, "writes must go on while a backup is paused"
     reads_at_n2 = sum(1 for r in rec.records if r[0] == "n2" and r[1] == "get")
     assert reads_at_n2 > 100
+    # n2 reads its own copy again once it is back (a lease check that always failed would pass the rest).
+    wait_until(lambda: cluster.metric("n2", "rdx_read_lease_held") == 1, timeout=10, what="n2 holding its leases")
 
 
 def test_paused_primary_is_waited_for_and_nothing_reads_stale(cluster):
@@ -129,20 +134,20 @@ def test_readyz_and_metrics_say_when_a_shard_has_no_primary(cluster):
     try:
         wait_until(lambda: "shard 0 has no primary: n0 does not answer heartbeats" in cluster.readyz("n1")[1],
                    timeout=10, what="n1's /readyz to name the silent primary")
-        assert cluster.metric("n2", "rdx_peer_suspected", peer="n0") == 1
-        assert cluster.metric("n2", "rdx_read_lease_held") == 0
+        wait_until(lambda: cluster.metric("n2", "rdx_peer_suspected", peer="n0") == 1
+                   and cluster.metric("n2", "rdx_read_lease_held") == 0, timeout=10, what="n2 to suspect n0")
     finally:
         cluster.kill("n0", signal="CONT")
     wait_until(lambda: cluster.metric("n2", "rdx_peer_suspected", peer="n0") == 0
                and cluster.metric("n2", "rdx_read_lease_held") == 1, timeout=10, what="n0 answering again")
-    assert "suspected" not in cluster.readyz("n1")[1]
+    wait_until(lambda: "suspected" not in cluster.readyz("n1")[1], timeout=10, what="n1's /readyz to clear")
 
 
 def test_the_check_catches_reads_without_leases(cluster):
     """The planted bug: backups read their copy without holding leases (what main did before leases existed)."""
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS),
                                "--rdxd-arg=--test-fault=reads-without-lease"])
-    rec, _ = pause_repeatedly(cluster, pauses=6)
+    rec, _ = pause_repeatedly(cluster, pauses=6, timeouts=(3.3, 3.4))
     hist = os.path.join(cluster.dir, "planted.history")
     rec.write_history(hist)
     code, report = check(hist)

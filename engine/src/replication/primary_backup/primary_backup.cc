@@ -96,9 +96,8 @@ void PbWorker::on_membership_change() {
 
 Task<void> PbWorker::exclude(uint16_t node, std::string why) {
   if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) co_return;
-  co_await cluster::exclude_after_lease(ctx_, node);
-  if (ctx_.membership().member(node) == MemberState::kFailed) co_return;
-  ctx_.membership().set_member(node, MemberState::kFailed);
+  const bool excluded = co_await cluster::exclude_after_lease(ctx_, node);
+  if (!excluded) co_return;
   spdlog::warn("primary-backup: replica {} {}; excluded until it rejoins", ctx_.topology().nodes[node].name, why);
   on_membership_change();
 }

@@ -229,8 +229,7 @@ Task<bool> Recovery::announce_join() {
     spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
     // A backup that is down misses writes: exclude it until it joins itself (a primary cannot be excluded).
     if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
-      co_await cluster::exclude_after_lease(ctx_, n);
-      ctx_.membership().set_member(n, MemberState::kFailed);
+      (void)co_await cluster::exclude_after_lease(ctx_, n);
     }
   }
   co_return true;
@@ -292,7 +291,8 @@ void Recovery::serve_scan(const rpc::Incoming& in) {
     }
     if (s.pending.empty()) break;
     store::ScanItem& it = s.pending.front();
-    if (cluster::lockword::absent(it.lock_word)) {  // placeholders and pending deletes: logically absent
+    if (cluster::lockword::absent(it.lock_word)) {        // placeholders and pending deletes: logically absent
+      s.absent_max = std::max(s.absent_max, it.version);  // a pending delete's version is a removed one
       s.pending.pop_front();
       continue;
     }
@@ -304,9 +304,10 @@ void Recovery::serve_scan(const rpc::Incoming& in) {
     s.pending.pop_front();
   }
   bool done = s.pending.empty() && s.store_done;
+  const uint64_t removed_max = std::max(ctx_.table().removed_version_max(), s.absent_max);
   if (done) scans_.erase({in.peer_node, id});
   rpc::Writer out;
-  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count).put(ctx_.table().removed_version_max());
+  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count).put(removed_max);
   std::string body = out.data() + items.data();
   ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
 }

@@ -102,6 +102,7 @@ class Recovery {
     uint64_t cursor = 0;
     bool store_done = false;
     std::deque<store::ScanItem> pending;
+    uint64_t absent_max = 0;  // largest version of the logically absent records skipped so far
     std::chrono::steady_clock::time_point last_used;
   };
 

@@ -42,11 +42,12 @@ Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
               (primary == ctx_.self() || node_.env().local_backup_reads);
   cluster::Read r;
   if (here) {
+    const uint64_t lease_ticket = ctx_.membership().leases().ticket();
     r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
     // A backup that holds a write not yet known committed asks the primary, which knows; so does one that did not
     // hold its leases when it read (it may have been excluded meanwhile, cluster/leases.h).
-    if (primary != ctx_.self() &&
-        (r.status == Code::kBusy || !ctx_.membership().leases().held(ctx_.local_reads().reads_done_by())))
+    if (primary != ctx_.self() && (r.status == Code::kBusy || !ctx_.membership().leases().covers(
+                                                                  lease_ticket, ctx_.local_reads().reads_done_by())))
       here = false;
   }
   if (!here) {

@@ -251,6 +251,7 @@ TEST(Rpc, APerCallTimeoutAndAbandonedCallsFailWhileTheConnectionStays) {
   ASSERT_TRUE(h.b.rpc->on(7, [](const Incoming&) {}).is_ok());  // never answers
   ASSERT_TRUE(h.b.rpc->on(8, [](const Incoming&) {}).is_ok());  // never acknowledges
   ASSERT_TRUE(h.b.rpc->on(9, [&h](const Incoming& in) { h.b.rpc->respond(in.reply_to(), Code::kOk); }).is_ok());
+  ASSERT_TRUE(h.b.rpc->on(10, [&h](const Incoming& in) { h.b.rpc->ack(in.reply_to()); }).is_ok());
   auto call = [](Rpc& rpc, ConnId c, MsgType type, std::chrono::milliseconds timeout, bool ackable, Response& out,
                  bool& d) -> Task<void> {
     if (ackable) {
@@ -286,6 +287,18 @@ TEST(Rpc, APerCallTimeoutAndAbandonedCallsFailWhileTheConnectionStays) {
   spawn(call(*h.a.rpc, h.ab, 9, {}, false, after, d_after));
   ASSERT_TRUE(h.run_until([&] { return d_after; }));
   EXPECT_EQ(after.status, Code::kOk);
+  // So do ackable messages after the abandoned one (their smart acks cover ids past it), of both types.
+  Response acked[3];
+  bool d_acked[3] = {false, false, false};
+  spawn(call(*h.a.rpc, h.ab, 10, {}, true, acked[0], d_acked[0]));
+  spawn(call(*h.a.rpc, h.ab, 10, {}, true, acked[1], d_acked[1]));
+  ASSERT_TRUE(h.run_until([&] { return d_acked[0] && d_acked[1]; }));
+  EXPECT_EQ(acked[0].status, Code::kOk);
+  EXPECT_EQ(acked[1].status, Code::kOk);
+  ASSERT_TRUE(h.b.rpc->on(11, [&h](const Incoming& in) { h.b.rpc->ack(in.reply_to()); }).is_ok());
+  spawn(call(*h.a.rpc, h.ab, 11, {}, true, acked[2], d_acked[2]));
+  ASSERT_TRUE(h.run_until([&] { return d_acked[2]; }));
+  EXPECT_EQ(acked[2].status, Code::kOk);
 }
 
 TEST(Rpc, MalformedPacketsAreDroppedWholeAndCounted) {
