@@ -11,13 +11,6 @@ using rpc::Task;
 
 static_assert(kHeartbeat == msgs::kCluster.first);
 
-std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self) {
-  std::vector<uint16_t> out;
-  for (const NodeSpec& n : t.nodes)
-    if (n.id != self && n.role == Role::kData) out.push_back(n.id);
-  return out;
-}
-
 FailureDetector::FailureDetector(WorkerContext& ctx, std::function<void(uint16_t)> on_suspect)
     : ctx_(ctx), on_suspect_(std::move(on_suspect)) {
   for (uint16_t n : other_data_nodes(ctx.topology(), ctx.self())) peers_.push_back(Peer{n});

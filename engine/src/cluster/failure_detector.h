@@ -50,7 +50,4 @@ class FailureDetector {
 // it, recovery.h), or it was excluded already.
 rpc::Task<bool> exclude_after_lease(WorkerContext& ctx, uint16_t node);
 
-// The other data nodes of the topology (the peers a backup needs leases from).
-std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self);
-
 }  // namespace rdx::cluster

@@ -86,7 +86,6 @@ class Leases {
   }
   // Whether every lease is held at `t` (metrics).
   bool held(Clock::time_point t) const { return covers(ticket(), t); }
-  Clock::time_point held_from(uint16_t node) const { return at(held_until_[node].load()); }
 
  private:
   static int64_t ns(Clock::time_point t) {

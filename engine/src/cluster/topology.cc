@@ -185,6 +185,13 @@ const NodeSpec* Topology::find_node(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self) {
+  std::vector<uint16_t> out;
+  for (const NodeSpec& n : t.nodes)
+    if (n.id != self && n.role == Role::kData) out.push_back(n.id);
+  return out;
+}
+
 uint32_t Topology::shard_of_key(std::string_view key) const {
   // High bits of the key hash (the hashtable indexes with the low bits).
   return static_cast<uint32_t>((hash_key(key) >> 32) % shards.size());

@@ -65,6 +65,9 @@ struct Topology {
   uint16_t primary_of(uint32_t shard) const { return shards[shard].members[0]; }
 };
 
+// The data nodes of `t` other than `self` (every one coordinates writes and holds a shard).
+std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self);
+
 Result<Topology> parse_topology(std::string_view json_text);
 Result<Topology> load_topology(const std::string& path);
 

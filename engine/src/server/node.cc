@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "cluster/failure_detector.h"
 #include "cluster/msg_ids.h"
 #include "server/worker.h"
 

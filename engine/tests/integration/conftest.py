@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -113,6 +114,29 @@ class Cluster:
         p = subprocess.Popen([os.path.join(BIN, "rdx-bench"), "--config", self.topology_path, "--json", out, *args],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return p, out
+
+
+class PinnedClients:
+    """Client threads pinned to nodes (`per_node` on each), running `client(node, seed)` until the `with` block ends.
+    Subclasses define client(); it loops while not self.stop.is_set() and guards shared state with self.lock."""
+
+    def __init__(self, cluster, nodes, per_node=2):
+        self.cluster, self.lock, self.stop = cluster, threading.Lock(), threading.Event()
+        self.threads = [threading.Thread(target=self.client, args=(n, i), daemon=True)
+                        for n in nodes for i in range(per_node)]
+
+    def client(self, node, seed):
+        raise NotImplementedError
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
 
 
 @pytest.fixture

@@ -10,25 +10,22 @@ import json
 import os
 import random
 import subprocess
-import threading
 import time
 
 import redis
 
-from conftest import BIN, wait_until
+from conftest import BIN, PinnedClients, wait_until
 
 KEYS = [f"ctr:{i}" for i in range(6)]
 TIMEOUT_MS = 300  # failure timeout of these clusters: a pause of 1 s outlasts suspicion plus the lease wait
 
 
-class Recorder:
+class Recorder(PinnedClients):
     """Clients pinned to nodes, each doing GET/INCR back to back, recording [start, end] in CLOCK_REALTIME."""
 
     def __init__(self, cluster, nodes, per_node=2):
-        self.cluster, self.records, self.errors = cluster, [], []
-        self.lock, self.stop = threading.Lock(), threading.Event()
-        self.threads = [threading.Thread(target=self.client, args=(n, i), daemon=True)
-                        for n in nodes for i in range(per_node)]
+        super().__init__(cluster, nodes, per_node)
+        self.records, self.errors = [], []
 
     def client(self, node, seed):
         r = redis.Redis(host="127.0.0.1", port=self.cluster.node(node)["redis_port"], socket_timeout=30)
@@ -45,16 +42,6 @@ class Recorder:
             end = time.time_ns()
             with self.lock:
                 self.records.append((node, op, key, start, end, 0 if v is None else int(v)))
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=60)
 
     def write_history(self, path):
         with open(path, "w") as f:

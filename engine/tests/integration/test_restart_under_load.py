@@ -5,27 +5,23 @@ with a backup down, transfers go on. A killed backup coordinates no transfers he
 dies mid-commit stay at the primaries until the primary restarts (coordinator recovery is not built yet); a killed
 primary takes its own coordinators' locks with it."""
 import random
-import threading
 import time
 
 import pytest
 import redis
 
-from conftest import wait_until
+from conftest import PinnedClients, wait_until
 
 ACCOUNTS = [f"acct:{i}" for i in range(20)]
 INITIAL = 1000
 
 
-class Transfers:
+class Transfers(PinnedClients):
     """Clients pinned to nodes doing MULTI/EXEC transfers; an EXEC that returned is acknowledged."""
 
     def __init__(self, cluster, nodes, per_node=2):
-        self.cluster, self.stop = cluster, threading.Event()
-        self.lock = threading.Lock()
-        self.committed, self.failed, self.acked_at = 0, 0, []
-        self.threads = [threading.Thread(target=self.client, args=(n, i), daemon=True)
-                        for n in nodes for i in range(per_node)]
+        super().__init__(cluster, nodes, per_node)
+        self.committed, self.failed = 0, 0
 
     def client(self, node, seed):
         rng = random.Random(hash((node, seed)))
@@ -42,7 +38,6 @@ class Transfers:
                 p.execute()
                 with self.lock:
                     self.committed += 1
-                    self.acked_at.append((node, time.time()))
             except (redis.ConnectionError, redis.TimeoutError):
                 r = None  # the node went away: reconnect
                 with self.lock:
@@ -52,16 +47,6 @@ class Transfers:
                 with self.lock:
                     self.failed += 1
                 time.sleep(0.01)
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=60)
 
 
 def serving_after(cluster, node, started, timeout=30):

@@ -13,8 +13,6 @@
 namespace rdx::replication::primary_backup {
 
 using cluster::MemberState;
-using cluster::NodeSpec;
-using cluster::Role;
 using cluster::Topology;
 using rpc::Task;
 using namespace std::chrono_literals;
@@ -27,13 +25,6 @@ constexpr auto kNoticeEvery = 20ms;
 constexpr auto kScanSessionIdle = 60s;
 constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this long are presumed dead
 }  // namespace
-
-std::vector<uint16_t> Recovery::other_data_nodes() const {
-  std::vector<uint16_t> out;
-  for (const NodeSpec& n : ctx_.topology().nodes)
-    if (n.id != ctx_.self() && n.role == Role::kData) out.push_back(n.id);
-  return out;
-}
 
 Status Recovery::start() {
   auto& rpc = ctx_.rpc();
@@ -110,7 +101,7 @@ Task<void> Recovery::run() {
 }
 
 Task<bool> Recovery::excluded_somewhere() {
-  std::vector<uint16_t> nodes = other_data_nodes();
+  std::vector<uint16_t> nodes = cluster::other_data_nodes(ctx_.topology(), ctx_.self());
   std::vector<Task<std::optional<PeerStatus>>> asks;
   for (uint16_t n : nodes) asks.push_back(status_of(n));
   auto answers = co_await rpc::when_all(std::move(asks));
@@ -197,7 +188,7 @@ Task<void> Recovery::recover() {
   state_.set_holds_copy(false);
   ctx_.membership().set_in_sync(true);
   state_.set_joining(false);
-  for (uint16_t n : other_data_nodes())
+  for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))
     if (auto conn = ctx_.peer(n)) (void)ctx_.rpc().send_oneway(*conn, msgs_.at(kJoinDone), {});
   state_.set_status("in sync");
   spdlog::info("recovery: {} is in sync and serving", t.nodes[ctx_.self()].name);
@@ -206,7 +197,7 @@ Task<void> Recovery::recover() {
 // On return every member that answered includes this node again; what they said before ("excluded", to a heartbeat
 // sent before the join) is stale.
 Task<bool> Recovery::announce_join() {
-  std::vector<uint16_t> pending = other_data_nodes();
+  std::vector<uint16_t> pending = cluster::other_data_nodes(ctx_.topology(), ctx_.self());
   for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
     std::vector<uint16_t> asked;
     std::vector<Task<rpc::Response>> calls;

@@ -119,7 +119,6 @@ class Recovery {
   rpc::Task<bool> copy_from(uint16_t source);
   rpc::Task<void> wait_drained(rpc::ReplyTo to, uint64_t gen);
   void serve_scan(const rpc::Incoming& in);
-  std::vector<uint16_t> other_data_nodes() const;
 
   cluster::WorkerContext& ctx_;
   RecoveryState& state_;
