@@ -59,12 +59,14 @@ Status BenchService::start() {
     p.switches.local_backup_reads = r.get<int8_t>();
     p.switches.ht_batching = r.get<int8_t>();
     p.switches.validation_off = r.get<int8_t>();
+    p.run_id = r.get<uint64_t>();
     if (!r.done() || p.coroutines == 0 || p.coroutines > 4096 || p.duration_ms > 3'600'000)
       return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     if (running_) return respond_error(ctx_.rpc(), in.reply_to(), error(Code::kBusy, "a run is in progress"));
     rpc::spawn(run(in.reply_to(), std::move(p)));
   }));
   RDX_RETURN_IF_ERROR(rpc.on(kBenchHistory, [this](const rpc::Incoming& in) { serve_history(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(kBenchProgress, [this](const rpc::Incoming& in) { serve_progress(in); }));
   return rpc.on(kBenchCheck, [this](const rpc::Incoming& in) {
     rpc::Reader r(in.payload);
     std::string spec(r.bytes(kMaxSpec));
@@ -93,6 +95,8 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   if (!made) co_return respond_error(ctx_.rpc(), to, made.status());
   std::unique_ptr<workload::Workload> w = std::move(made.value());
   running_ = true;
+  run_id_ = p.run_id;
+  run_committed_ = 0;
   const txn::TxnOptions saved = txn_.options();
   txn::TxnOptions cfg = saved;
   if (p.switches.local_backup_reads >= 0) cfg.local_backup_reads = p.switches.local_backup_reads != 0;
@@ -103,6 +107,7 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   (void)txn_.take_history();
   txn_.reset_counters();
   ctx_.local_reads().reset_stats();
+  const uint64_t served_before = ctx_.rpc().endpoint().stats().onesided_served;
 
   std::vector<TypeStats> stats(w->txn_types().size());
   workload::Ledger ledger;
@@ -111,19 +116,21 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   for (uint32_t i = 0; i < p.coroutines; ++i) {
     uint64_t seed = p.seed ^ (uint64_t{ctx_.self()} << 40) ^ (uint64_t{ctx_.worker_index()} << 32) ^ i;
     loops.push_back([](const workload::Workload& wl, txn::TxnService& svc, std::vector<TypeStats>& st,
-                       workload::Ledger& lg, uint64_t sd, Clock::time_point until) -> Task<int> {
+                       workload::Ledger& lg, uint64_t& committed, uint64_t sd, Clock::time_point until) -> Task<int> {
       workload::Rng rng(sd);
       while (Clock::now() < until) {
         auto t0 = Clock::now();
         workload::TxOutcome o = co_await wl.run_one(svc, rng, lg);
         TypeStats& ts = st[o.type];
         ++ts.by_status[static_cast<int>(o.status)];
-        if (o.status == workload::TxStatus::kCommitted)
+        if (o.status == workload::TxStatus::kCommitted) {
           ts.latency.record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count()));
+          ++committed;
+        }
         if (o.status == workload::TxStatus::kDataError && ts.first_error.empty()) ts.first_error = o.error;
       }
       co_return 0;
-    }(*w, txn_, stats, ledger, seed, end));
+    }(*w, txn_, stats, ledger, run_committed_, seed, end));
   }
   co_await rpc::when_all(std::move(loops));
 
@@ -136,6 +143,7 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   out.put(ledger.balance_delta).put(static_cast<uint64_t>(history_.size()));
   out.put(ts.local_reads).put(ts.remote_reads).put(ts.local_backup_reads).put(rs.batches).put(rs.batched_reads);
   out.put(ts.read_only_commits);
+  out.put(ctx_.rpc().endpoint().stats().onesided_served - served_before);
   out.put(static_cast<uint32_t>(stats.size()));
   for (size_t i = 0; i < stats.size(); ++i) {
     out.bytes(w->txn_types()[i]);
@@ -162,6 +170,16 @@ void BenchService::serve_history(const rpc::Incoming& in) {
   }
   rpc::Writer out;
   out.put(static_cast<uint64_t>(history_.size())).put(count).bytes(lines);
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, out.span());
+}
+
+void BenchService::serve_progress(const rpc::Incoming& in) {
+  rpc::Reader r(in.payload);
+  auto id = r.get<uint64_t>();
+  if (!r.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  const bool ours = id != 0 && id == run_id_;
+  rpc::Writer out;
+  out.put(static_cast<uint8_t>(!ours ? 0 : running_ ? 1 : 2)).put(ours ? run_committed_ : uint64_t{0});
   ctx_.rpc().respond(in.reply_to(), Code::kOk, out.span());
 }
 

@@ -29,15 +29,19 @@ class BenchService final : public server::Service {
     uint64_t seed = 0;
     bool record = false;
     BenchSwitches switches;
+    uint64_t run_id = 0;  // rdx-bench's id of the run, for kBenchProgress
   };
   rpc::Task<void> load(rpc::ReplyTo to, std::string spec, uint64_t begin, uint64_t end, uint32_t keys_per_txn);
   rpc::Task<void> run(rpc::ReplyTo to, RunParams p);
   rpc::Task<void> check(rpc::ReplyTo to, std::string spec, workload::Ledger merged);
   void serve_history(const rpc::Incoming& in);
+  void serve_progress(const rpc::Incoming& in);
 
   cluster::WorkerContext& ctx_;
   txn::TxnServiceImpl& txn_;
   bool running_ = false;
+  uint64_t run_id_ = 0;         // of the current or last run
+  uint64_t run_committed_ = 0;  // transactions it committed so far
   std::vector<txn::TxRecord> history_;
 };
 

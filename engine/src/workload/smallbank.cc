@@ -195,7 +195,8 @@ rpc::Task<TxOutcome> SmallBank::run_one(txn::TxnService& svc, Rng& rng, Ledger& 
 rpc::Task<InvariantReport> SmallBank::check(txn::TxnService& svc, const Ledger& merged) const {
   InvariantReport report;
   if (!merged.starts_at_load) {
-    report.summary = "not checked: the run did not start on freshly loaded data (--load)";
+    report.summary =
+        "not checked: the run did not start on freshly loaded data (--load, or --ledger-base after a load)";
     co_return report;
   }
   report.checked = true;
