@@ -27,6 +27,8 @@ operator: ## build the operator manager
 	$(MAKE) -C operator build
 test-operator: ## operator tests on envtest (real kube-apiserver + etcd)
 	$(MAKE) -C operator test
+kubectl-rdx: ## build the kubectl plugin into the tools directory ($(RDX_CACHE)/tools/bin)
+	cd operator && go build -o $(RDX_CACHE)/tools/bin/kubectl-rdx ./cmd/kubectl-rdx
 
 ##@ cluster, images, e2e
 cluster-up: ## bring up the offline single-node Kubernetes cluster (or use $$KUBECONFIG if reachable)
@@ -48,4 +50,4 @@ test-kind-softroce: ## e2e suite with a verbs TxCluster on kind + rxe (Docker ho
 test: ## every test tier (what CI runs): engine, operator, soft-RoCE, e2e; later tiers prepared in the background
 	bash hack/test-all.sh
 
-.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator test-operator cluster-up down images demo test-e2e test-softroce test-kind-softroce test
+.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator kubectl-rdx test-operator cluster-up down images demo test-e2e test-softroce test-kind-softroce test
