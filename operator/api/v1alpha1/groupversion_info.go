@@ -1,8 +1,8 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-// Package v1alpha1 holds the rdx.dev/v1alpha1 API: TxCluster (a sharded, replicated, transactional rdx database),
-// which the operator acts upon, and the schemas of ReplicaSet and Benchmark, which the API server refuses to create
-// in this version (no controller acts upon them).
+// Package v1alpha1 holds the rdx.dev/v1alpha1 API: TxCluster (a sharded, replicated, transactional rdx database) and
+// Benchmark (rdx-bench experiments run as Jobs against TxClusters), which the operator acts upon, and the schema of
+// ReplicaSet, which the API server refuses to create in this version (no controller acts upon it).
 // The package depends only on k8s.io/api and k8s.io/apimachinery so clients can import it cheaply.
 // +kubebuilder:object:generate=true
 // +groupName=rdx.dev

@@ -24,44 +24,51 @@ import (
 
 func keyOf(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
 
-// TestSamplesAccepted creates every file of config/samples as `kubectl apply -f` would and checks it decodes into
-// the Go types without unknown fields (a typo in a sample would otherwise be pruned silently). Samples are of kinds
-// the operator acts upon only.
+// TestSamplesAccepted creates every object of config/samples (and its paper/ reproductions, several objects per
+// file) as `kubectl apply -f` would and checks it decodes into the Go types without unknown fields (a typo in a
+// sample would otherwise be pruned silently). Samples are of kinds the operator acts upon only.
 func TestSamplesAccepted(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "operator", "config", "samples", "*.yaml"))
-	if err != nil || len(files) < 3 {
-		t.Fatalf("want at least 3 samples, found %d (%v)", len(files), err)
+	dir := filepath.Join(testenv.RepoRoot(), "operator", "config", "samples")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	paper, err2 := filepath.Glob(filepath.Join(dir, "paper", "*.yaml"))
+	if err != nil || err2 != nil || len(files) < 4 || len(paper) < 2 {
+		t.Fatalf("want at least 4 samples and 2 paper samples, found %d and %d (%v %v)", len(files), len(paper), err, err2)
 	}
-	ns := env.Namespace(t)
 	kinds := map[string]int{}
-	for _, f := range files {
+	for _, f := range append(files, paper...) {
+		ns := env.Namespace(t) // each file on its own: paper samples reuse the names of others
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(data, &o.Object); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			o := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &o.Object); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := rejectUnknownFields(o.GetKind(), []byte(doc)); err != nil {
+				t.Errorf("%s: %v", filepath.Base(f), err)
+			}
+			o.SetNamespace(ns)
+			if err := env.Client.Create(context.Background(), o); err != nil {
+				t.Errorf("%s rejected by the API server: %v", filepath.Base(f), err)
+			}
+			kinds[o.GetKind()]++
 		}
-		if err := rejectUnknownFields(o.GetKind(), data); err != nil {
-			t.Errorf("%s: %v", filepath.Base(f), err)
-		}
-		o.SetNamespace(ns)
-		if err := env.Client.Create(context.Background(), o); err != nil {
-			t.Errorf("%s rejected by the API server: %v", filepath.Base(f), err)
-		}
-		kinds[o.GetKind()]++
 	}
-	if kinds["TxCluster"] != len(files) {
-		t.Errorf("every sample must be a TxCluster, the only kind the operator acts upon; got %v", kinds)
+	if kinds["TxCluster"] < 3 || kinds["Benchmark"] < 3 || len(kinds) != 2 {
+		t.Errorf("samples must be TxClusters and Benchmarks, the kinds the operator acts upon; got %v", kinds)
 	}
 }
 
 func rejectUnknownFields(kind string, data []byte) error {
-	if kind != "TxCluster" {
-		return fmt.Errorf("kind %q: no controller acts upon it", kind)
+	switch kind {
+	case "TxCluster":
+		return yaml.UnmarshalStrict(data, &rdxv1.TxCluster{})
+	case "Benchmark":
+		return yaml.UnmarshalStrict(data, &rdxv1.Benchmark{})
 	}
-	return yaml.UnmarshalStrict(data, &rdxv1.TxCluster{})
+	return fmt.Errorf("kind %q: no controller acts upon it", kind)
 }
 
 // kubectl returns a runner of the kubectl binary of KUBEBUILDER_ASSETS against the test API server.
@@ -124,8 +131,8 @@ func TestKubectlExplainAndColumns(t *testing.T) {
 	expectAll(t, "kubectl explain replicasets.rdx.dev", out, "has no ReplicaSet controller",
 		"the API server refuses to create ReplicaSet objects")
 	out = k("explain", "bench")
-	expectAll(t, "kubectl explain bench", out, "has no Benchmark controller",
-		"the API server refuses to create Benchmark objects", "Run benchmarks with rdx-bench")
+	expectAll(t, "kubectl explain bench", out, "runs one rdx-bench experiment", "ConfigMap <name>-results",
+		"to run again, create a new Benchmark")
 
 	ns := env.Namespace(t)
 	o := object(t, "TxCluster", "cols", `{shards: 2, transactions: {protocol: dnl2}}`)
@@ -138,6 +145,14 @@ func TestKubectlExplainAndColumns(t *testing.T) {
 		"cols", "dnl2", "primary-backup", "tcp")
 	out = k("get", "txc", "-n", ns, "-o", "wide")
 	expectAll(t, "kubectl get txc -o wide", out, "RDMA", "EPOCH", "ENDPOINT", "none")
+	b := object(t, "Benchmark", "cols", `{targets: [{name: cols}], workload: {type: tatp}}`)
+	b.SetNamespace(ns)
+	if err := env.Client.Create(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	out = k("get", "bench", "-n", ns)
+	expectAll(t, "kubectl get bench", out, "TARGET", "WORKLOAD", "PHASE", "PROGRESS", "THROUGHPUT", "P99", "VERDICT",
+		"cols", "tatp")
 	out = k("get", "rdx", "-n", ns)
-	expectAll(t, "kubectl get rdx (category)", out, "txcluster.rdx.dev/cols")
+	expectAll(t, "kubectl get rdx (category)", out, "txcluster.rdx.dev/cols", "benchmark.rdx.dev/cols")
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
 
-// Command manager runs the rdx operator: the TxCluster controller, health and readiness endpoints and Prometheus
+// Command manager runs the rdx operator: the TxCluster and Benchmark controllers, health and readiness endpoints and Prometheus
 // metrics, with optional leader election for running more than one replica.
 package main
 
@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/controller/benchmark"
 	"github.com/rdx-dev/rdx/operator/internal/controller/txcluster"
 )
 
@@ -50,7 +53,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader through the Lease "+LeaderElectionID+" so only one replica reconciles")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own namespace)")
-	fs.StringVar(&o.engineImage, "engine-image", "ghcr.io/rdx-dev/rdx-engine:"+version, "rdx engine image for TxClusters without spec.image")
+	fs.StringVar(&o.engineImage, "engine-image", "ghcr.io/rdx-dev/rdx-engine:"+version, "rdx engine image for TxClusters and Benchmarks without spec.image")
 	fs.DurationVar(&o.degradedAfter, "degraded-after", 5*time.Minute, "how long a pod may stay unready before its TxCluster reports Degraded")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 2, "TxClusters reconciled in parallel")
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
@@ -105,7 +108,7 @@ func run(ctx context.Context, o options, getConfig func() *rest.Config) error {
 		LeaderElectionNamespace: o.leaderNS,
 		// The next leader may start at once when the old one stops cleanly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{ByObject: txcluster.CacheByObject()},
+		Cache:                         cache.Options{ByObject: cacheByObject()},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -120,6 +123,20 @@ func run(ctx context.Context, o options, getConfig func() *rest.Config) error {
 	if err := reconciler.SetupWithManager(mgr, o.maxConcurrent); err != nil {
 		return fmt.Errorf("set up the TxCluster controller: %w", err)
 	}
+	logs, err := benchmark.NewLogTailer(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	benchmarks := &benchmark.Reconciler{
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		Recorder:    mgr.GetEventRecorder("rdx-operator"),
+		EngineImage: o.engineImage,
+		Logs:        logs,
+	}
+	if err := benchmarks.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the Benchmark controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -128,4 +145,11 @@ func run(ctx context.Context, o options, getConfig func() *rest.Config) error {
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", version, "engineImage", o.engineImage, "leaderElection", o.leaderElect)
 	return mgr.Start(ctx)
+}
+
+// cacheByObject merges the controllers' cache limits.
+func cacheByObject() map[client.Object]cache.ByObject {
+	out := txcluster.CacheByObject()
+	maps.Copy(out, benchmark.CacheByObject())
+	return out
 }

@@ -32,13 +32,10 @@ const defaultGracePeriod = int64(30)
 // plus the RDMA wiring of spec.transport.rdma and huge pages.
 func PodTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	s := &c.Spec
-	rdma := &s.Transport.RDMA
 	annotations := map[string]string{}
 	maps.Copy(annotations, s.PodTemplate.Annotations)
+	maps.Copy(annotations, MultusAnnotations(c))
 	annotations[AnnotationRestartHash] = restartHash
-	if len(rdma.Networks) > 0 {
-		annotations[AnnotationMultusNetworks] = strings.Join(rdma.Networks, ",")
-	}
 
 	container, err := rdxdContainer(c, image, PortsOf(c, shard))
 	if err != nil {
@@ -78,7 +75,6 @@ func PodTemplate(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 
 func rdxdContainer(c *rdxv1.TxCluster, image string, ports NodePorts) (*corev1ac.ContainerApplyConfiguration, error) {
 	s := &c.Spec
-	rdma := &s.Transport.RDMA
 	ctr := corev1ac.Container().
 		WithName(ContainerName).
 		WithImage(image).
@@ -113,20 +109,59 @@ func rdxdContainer(c *rdxv1.TxCluster, image string, ports NodePorts) (*corev1ac
 	}
 	ctr.WithResources(res)
 
-	if rdma.Mode != rdxv1.RDMANone {
-		// IPC_LOCK lets rdxd pin registered memory beyond RLIMIT_MEMLOCK, which Kubernetes cannot raise. The kernel
-		// gives a non-root process no effective capabilities (runtimes set no ambient ones), so the image's
-		// non-root user would keep only the runtime's memlock limit (often 8 MiB) and ibv_reg_mr of the arena
-		// fails: the container runs as uid 0 with every capability dropped but IPC_LOCK (or privileged).
-		sc := corev1ac.SecurityContext().WithRunAsUser(0).WithRunAsNonRoot(false)
-		if rdma.Mode == rdxv1.RDMAHostDevice && ptr.Deref(rdma.Privileged, true) {
-			sc.WithPrivileged(true).WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
-		} else {
-			sc.WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("IPC_LOCK"))
-		}
+	if sc := RDMASecurityContext(c); sc != nil {
 		ctr.WithSecurityContext(sc)
 	}
 	return ctr, nil
+}
+
+// RDMASecurityContext is the security context of a container that registers memory with the cluster's RDMA
+// devices (rdxd, and rdx-bench as a native client); nil without RDMA.
+func RDMASecurityContext(c *rdxv1.TxCluster) *corev1ac.SecurityContextApplyConfiguration {
+	rdma := &c.Spec.Transport.RDMA
+	if rdma.Mode == rdxv1.RDMANone {
+		return nil
+	}
+	// IPC_LOCK lets the process pin registered memory beyond RLIMIT_MEMLOCK, which Kubernetes cannot raise. The
+	// kernel gives a non-root process no effective capabilities (runtimes set no ambient ones), so the image's
+	// non-root user would keep only the runtime's memlock limit (often 8 MiB) and ibv_reg_mr of the arena
+	// fails: the container runs as uid 0 with every capability dropped but IPC_LOCK (or privileged).
+	sc := corev1ac.SecurityContext().WithRunAsUser(0).WithRunAsNonRoot(false)
+	if rdma.Mode == rdxv1.RDMAHostDevice && ptr.Deref(rdma.Privileged, true) {
+		sc.WithPrivileged(true).WithCapabilities(corev1ac.Capabilities().WithAdd("IPC_LOCK"))
+	} else {
+		sc.WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("IPC_LOCK"))
+	}
+	return sc
+}
+
+// RDMAResources are the device resources a pod of the cluster requests (requests equal limits); empty without a
+// device plugin.
+func RDMAResources(c *rdxv1.TxCluster) corev1.ResourceList {
+	rdma := &c.Spec.Transport.RDMA
+	out := corev1.ResourceList{}
+	if rdma.Mode == rdxv1.RDMASharedDevice || rdma.Mode == rdxv1.RDMASRIOV {
+		out[corev1.ResourceName(rdma.ResourceName)] = *resource.NewQuantity(int64(ptr.Deref(rdma.ResourceCount, 1)), resource.DecimalSI)
+	}
+	return out
+}
+
+// RDMADevicesVolume mounts the host's /dev/infiniband (hostDevice mode); nil otherwise.
+func RDMADevicesVolume(c *rdxv1.TxCluster) (*corev1ac.VolumeApplyConfiguration, *corev1ac.VolumeMountApplyConfiguration) {
+	if c.Spec.Transport.RDMA.Mode != rdxv1.RDMAHostDevice {
+		return nil, nil
+	}
+	return corev1ac.Volume().WithName(VolumeDevices).WithHostPath(corev1ac.HostPathVolumeSource().
+			WithPath(InfinibandDir).WithType(corev1.HostPathDirectory)),
+		corev1ac.VolumeMount().WithName(VolumeDevices).WithMountPath(InfinibandDir)
+}
+
+// MultusAnnotations attach the cluster's secondary (RDMA) networks to a pod.
+func MultusAnnotations(c *rdxv1.TxCluster) map[string]string {
+	if nets := c.Spec.Transport.RDMA.Networks; len(nets) > 0 {
+		return map[string]string{AnnotationMultusNetworks: strings.Join(nets, ",")}
+	}
+	return map[string]string{}
 }
 
 // containerResources adds the RDMA device resource and huge pages to the user's resources. Extended resources and
@@ -140,11 +175,9 @@ func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApply
 	if limits == nil {
 		limits = corev1.ResourceList{}
 	}
-	rdma := &c.Spec.Transport.RDMA
-	if rdma.Mode == rdxv1.RDMASharedDevice || rdma.Mode == rdxv1.RDMASRIOV {
-		n := *resource.NewQuantity(int64(ptr.Deref(rdma.ResourceCount, 1)), resource.DecimalSI)
-		requests[corev1.ResourceName(rdma.ResourceName)] = n
-		limits[corev1.ResourceName(rdma.ResourceName)] = n
+	for name, n := range RDMAResources(c) {
+		requests[name] = n
+		limits[name] = n
 	}
 	if hp := &c.Spec.Transport.Hugepages; hp.Enabled {
 		if hp.Size == nil {
@@ -181,9 +214,8 @@ func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {
 		vols = append(vols, corev1ac.Volume().WithName(VolumeHugepages).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
 			WithMedium(corev1.StorageMediumHugePagesPrefix+"2Mi")))
 	}
-	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
-		vols = append(vols, corev1ac.Volume().WithName(VolumeDevices).WithHostPath(corev1ac.HostPathVolumeSource().
-			WithPath(InfinibandDir).WithType(corev1.HostPathDirectory)))
+	if v, _ := RDMADevicesVolume(c); v != nil {
+		vols = append(vols, v)
 	}
 	return vols
 }
@@ -199,8 +231,8 @@ func volumeMounts(c *rdxv1.TxCluster) []*corev1ac.VolumeMountApplyConfiguration 
 	if s.Transport.Hugepages.Enabled {
 		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeHugepages).WithMountPath(HugepagesDir))
 	}
-	if s.Transport.RDMA.Mode == rdxv1.RDMAHostDevice {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(VolumeDevices).WithMountPath(InfinibandDir))
+	if _, m := RDMADevicesVolume(c); m != nil {
+		mounts = append(mounts, m)
 	}
 	return mounts
 }

@@ -16,14 +16,19 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
 )
@@ -146,4 +151,40 @@ func Consistently(t *testing.T, duration time.Duration, check func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// QuietLogger sets controller-runtime's logger for a controller suite: reconcile errors are expected in some tests
+// (and retried), so only RDX_TEST_LOG=1 shows the manager's log.
+func QuietLogger() {
+	level := zapcore.PanicLevel
+	if os.Getenv("RDX_TEST_LOG") != "" {
+		level = zapcore.DebugLevel
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level), zap.StacktraceLevel(zapcore.PanicLevel)))
+}
+
+// StartManager runs a manager against e, as cmd/manager does (no metrics or probe listeners), with the given cache
+// limits and the controllers register adds; it returns how to stop it.
+func StartManager(e *Env, byObject map[client.Object]cache.ByObject, register func(ctrl.Manager) error) (func(), error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: byObject},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := register(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}, nil
 }

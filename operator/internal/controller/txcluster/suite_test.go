@@ -6,23 +6,18 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
 	"github.com/rdx-dev/rdx/operator/internal/engine"
@@ -43,45 +38,25 @@ var (
 // TestMain runs the reconciler in a manager against envtest's API server, as cmd/manager does. There is no
 // kubelet, StatefulSet controller or garbage collector: tests create pods and write workload status themselves.
 func TestMain(m *testing.M) {
-	// Reconcile errors are expected in some tests (and retried); RDX_TEST_LOG=1 shows the manager's log.
-	level := zapcore.PanicLevel
-	if os.Getenv("RDX_TEST_LOG") != "" {
-		level = zapcore.DebugLevel
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level), zap.StacktraceLevel(zapcore.PanicLevel)))
+	testenv.QuietLogger()
 	testenv.Main(m, &env, startManager)
 }
 
 func startManager(e *testenv.Env) (func(), error) {
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme:                 e.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{ByObject: CacheByObject()},
-	})
-	if err != nil {
-		return nil, err
-	}
-	r := &Reconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("rdx-operator"),
-		EngineImage:   testImage,
-		DegradedAfter: time.Hour, // the time-based path is covered by TestPodProblem
-	}
-	if err := r.SetupWithManager(mgr, 2); err != nil {
-		return nil, err
-	}
-	cached = mgr.GetClient()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+	return testenv.StartManager(e, CacheByObject(), func(mgr ctrl.Manager) error {
+		r := &Reconciler{
+			Client:        mgr.GetClient(),
+			APIReader:     mgr.GetAPIReader(),
+			Recorder:      mgr.GetEventRecorder("rdx-operator"),
+			EngineImage:   testImage,
+			DegradedAfter: time.Hour, // the time-based path is covered by TestPodProblem
 		}
-	}, nil
+		if err := r.SetupWithManager(mgr, 2); err != nil {
+			return err
+		}
+		cached = mgr.GetClient()
+		return nil
+	})
 }
 
 // createCluster creates a TxCluster, shaped by mutate, in a fresh namespace.
