@@ -325,7 +325,7 @@ type KVParams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	Outstanding int32 `json:"outstanding,omitempty"`
-	KeyAccess `json:",inline"`
+	KeyAccess   `json:",inline"`
 }
 
 // SweepSpec repeats the run over the values of one parameter; each value replaces the spec's value of that
