@@ -87,6 +87,10 @@ func TestRDX(t *testing.T) {
 		env.Logf(t, "ok: %s", check)
 	}
 
+	runSmallBankSample(t, env, c)
+	compareTwoTargets(t, env, c)
+	targetLostMidRun(t, env, ns)
+
 	deletePod(t, env, c, c.name+"-s0-2", "a backup replica")
 	verifyKeys(t, env, c, "client-verify-after-backup", run, keys)
 	deletePod(t, env, c, c.name+"-s0-0", "the shard primary (ordinal 0)")

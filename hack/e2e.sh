@@ -48,7 +48,7 @@ run_suite() {
   log "go test ./... in e2e/ against $KUBECONFIG (client image $client_image); log: $artifacts/e2e.log"
   (
     cd "$RDX_ROOT/e2e"
-    RDX_E2E_HELM="$TOOLS_BIN/helm" RDX_E2E_OPERATOR_IMAGE="$OPERATOR_IMAGE" RDX_E2E_ENGINE_IMAGE="$ENGINE_IMAGE" \
+    RDX_E2E_HELM="$TOOLS_BIN/helm" RDX_E2E_KUBECTL="$K8S_BIN/kubectl" RDX_E2E_OPERATOR_IMAGE="$OPERATOR_IMAGE" RDX_E2E_ENGINE_IMAGE="$ENGINE_IMAGE" \
       RDX_E2E_CLIENT_IMAGE="$client_image" RDX_E2E_ARTIFACTS="$artifacts" \
       timeout --kill-after=30s "$(( $(duration_seconds "${RDX_E2E_TIMEOUT:-30m}") + 120 ))" \
       go test -v -count=1 -timeout "${RDX_E2E_TIMEOUT:-30m}" ${RDX_E2E_RUN:+-run "$RDX_E2E_RUN"} ./...

@@ -22,6 +22,9 @@ import (
 // TxClusters is the TxCluster resource.
 var TxClusters = schema.GroupVersionResource{Group: "rdx.dev", Version: "v1alpha1", Resource: "txclusters"}
 
+// Benchmarks is the Benchmark resource.
+var Benchmarks = schema.GroupVersionResource{Group: "rdx.dev", Version: "v1alpha1", Resource: "benchmarks"}
+
 const dumpLogLines = 80
 
 // Dump writes what explains a failure: for each namespace its events, TxClusters, pods (state and the last log

@@ -29,6 +29,7 @@ import (
 type Settings struct {
 	Kubeconfig      string
 	HelmBin         string // helm binary
+	KubectlBin      string // kubectl binary (the suite captures `kubectl get -w` output)
 	OperatorChart   string // charts/rdx-operator
 	SampleTxCluster string // operator/config/samples/rdx_v1alpha1_txcluster_tcp.yaml
 	Transport       string // the sample's transport.kind: tcp, or verbs on a cluster with RDMA devices (kind on soft-RoCE)
@@ -60,6 +61,7 @@ func Load(t *testing.T) *Env {
 	s := Settings{
 		Kubeconfig:      os.Getenv("KUBECONFIG"),
 		HelmBin:         envOr("RDX_E2E_HELM", "helm"),
+		KubectlBin:      envOr("RDX_E2E_KUBECTL", "kubectl"),
 		OperatorChart:   envOr("RDX_E2E_OPERATOR_CHART", filepath.Join(repo, "charts", "rdx-operator")),
 		SampleTxCluster: envOr("RDX_E2E_SAMPLE", filepath.Join(repo, "operator", "config", "samples", "rdx_v1alpha1_txcluster_tcp.yaml")),
 		Transport:       envOr("RDX_E2E_TRANSPORT", "tcp"),
@@ -89,6 +91,9 @@ func Load(t *testing.T) *Env {
 	}
 	if _, err := exec.LookPath(s.HelmBin); err != nil {
 		t.Fatalf("RDX_E2E_HELM=%q: %v", s.HelmBin, err)
+	}
+	if _, err := exec.LookPath(s.KubectlBin); err != nil {
+		t.Fatalf("RDX_E2E_KUBECTL=%q: %v", s.KubectlBin, err)
 	}
 	if strings.Count(s.OperatorImage, ":") < 1 || strings.Count(s.EngineImage, ":") < 1 {
 		t.Fatalf("RDX_E2E_OPERATOR_IMAGE=%q and RDX_E2E_ENGINE_IMAGE=%q must be repository:tag", s.OperatorImage, s.EngineImage)

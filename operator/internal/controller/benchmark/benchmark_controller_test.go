@@ -212,4 +212,19 @@ func TestFailedRun(t *testing.T) {
 	if c := cur.Status.Checker; c == nil || c.Verdict != "Fail" || c.Violations != 3 || len(cur.Status.Results) != 1 {
 		t.Errorf("checker %+v, results %d", c, len(cur.Status.Results))
 	}
+
+	// A check that could not finish (the data could not be read back) is no verdict on the data.
+	b = createBenchmark(t, ns, "unchecked", spec)
+	run = waitJob(t, ns, "unchecked-t0-run-1")
+	lost := strings.Replace(runSummary(500, 0), `"model":"strict-serializability","ok":true,"checked":1000,"violations":0,"anomaly":""`,
+		`"model":"acknowledged-writes","ok":false,"checked":10,"violations":0,"anomaly":"990 of 1000 acknowledged writes could not be read back"`, 1)
+	lost = strings.Replace(lost, `"ok":true,"exit_code":0`, `"ok":false,"exit_code":3,"error":"verify: unavailable"`, 1)
+	finishJob(t, run, false, lost)
+	cur = waitPhase(t, b, rdxv1.BenchmarkFailed)
+	if c := condition(cur); c.Reason != "JobFailed" || !strings.Contains(c.Message, "verify: unavailable") {
+		t.Errorf("Ready %+v", c)
+	}
+	if c := cur.Status.Checker; c == nil || c.Verdict != "Skipped" || !strings.Contains(c.Message, "not checked: 990 of 1000") {
+		t.Errorf("checker %+v", c)
+	}
 }

@@ -81,6 +81,14 @@ func (s step) jobName(b *rdxv1.Benchmark) string {
 	return name
 }
 
+// benchmarkPhase is the Benchmark's phase while the step's Job runs.
+func (s step) benchmarkPhase() rdxv1.BenchmarkPhase {
+	if s.phase == rdxv1.BenchmarkLoad {
+		return rdxv1.BenchmarkLoading
+	}
+	return rdxv1.BenchmarkRunning
+}
+
 // sweepValue is the swept parameter's value of the step ("" without sweep, and for loads).
 func (s step) sweepValue(b *rdxv1.Benchmark) string {
 	if s.point < 0 || b.Spec.Sweep == nil {

@@ -74,7 +74,9 @@ func (r *Reconciler) terminationMessage(ctx context.Context, j *batchv1.Job) (st
 func (r *Reconciler) observeRunning(ctx context.Context, b *rdxv1.Benchmark, st *rdxv1.BenchmarkStatus, s step,
 	index, total int, j *batchv1.Job) {
 	desc := s.describe(b, index, total)
-	running(st, s, desc)
+	if !strings.HasPrefix(st.Progress, desc) {
+		running(st, s, desc) // a new step; within a step, the last progress seen stays until a newer one
+	}
 	if r.Logs == nil {
 		return
 	}
@@ -90,6 +92,7 @@ func (r *Reconciler) observeRunning(ctx context.Context, b *rdxv1.Benchmark, st 
 	if !p.recorded {
 		return
 	}
+	st.Phase = s.benchmarkPhase()
 	switch p.Stage {
 	case "checking":
 		st.Phase = rdxv1.BenchmarkChecking
@@ -154,7 +157,7 @@ func (r *Reconciler) recordFailure(ctx context.Context, b *rdxv1.Benchmark, st *
 		if s.phase == rdxv1.BenchmarkRun && sum.Stage == "run" {
 			st.Results = append(st.Results, sum.result(b.Spec.Targets[s.target].Name, s.sweepValue(b)))
 		}
-		if c := sum.Checker; c != nil && !c.OK {
+		if c := sum.Checker; c != nil && c.Violations > 0 {
 			reason = "CheckFailed"
 		}
 	} else if msg = strings.TrimSpace(msg); msg == "" {
@@ -180,10 +183,7 @@ func waitFor(st *rdxv1.BenchmarkStatus, reason, msg string) {
 }
 
 func running(st *rdxv1.BenchmarkStatus, s step, desc string) {
-	st.Phase = rdxv1.BenchmarkRunning
-	if s.phase == rdxv1.BenchmarkLoad {
-		st.Phase = rdxv1.BenchmarkLoading
-	}
+	st.Phase = s.benchmarkPhase()
 	st.Progress = desc
 	setReady(st, false, string(st.Phase), desc)
 }
@@ -210,17 +210,21 @@ func succeed(st *rdxv1.BenchmarkStatus) {
 	setReady(st, true, "Succeeded", msg)
 }
 
-// verdict folds the runs' checker results into one: Fail if any run failed, Pass if every run was checked and
-// passed, Skipped when no run was checked (verify false).
+// verdict folds the runs' checker results into one: Fail if any run failed, Pass if every checked run passed,
+// Skipped when no run was checked (verify false, or no check could finish).
 func verdict(st *rdxv1.BenchmarkStatus) *rdxv1.CheckerResult {
 	if len(st.Results) == 0 {
 		return nil
 	}
 	out := &rdxv1.CheckerResult{Verdict: "Pass"}
 	checkedRuns := 0
+	skipped := "verify is false: no run was checked"
 	for _, res := range st.Results {
 		c := res.Checker
-		if c == nil {
+		if c == nil || c.Verdict == "Skipped" {
+			if c != nil {
+				skipped = c.Message
+			}
 			continue
 		}
 		checkedRuns++
@@ -234,7 +238,7 @@ func verdict(st *rdxv1.BenchmarkStatus) *rdxv1.CheckerResult {
 	}
 	switch {
 	case checkedRuns == 0:
-		return &rdxv1.CheckerResult{Verdict: "Skipped", Message: "verify is false: no run was checked"}
+		return &rdxv1.CheckerResult{Verdict: "Skipped", Message: skipped}
 	case checkedRuns < len(st.Results) && out.Verdict == "Pass":
 		out.Message = fmt.Sprintf("%d of %d runs checked", checkedRuns, len(st.Results))
 	}

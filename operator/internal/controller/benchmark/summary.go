@@ -107,9 +107,14 @@ func (s *summary) result(target, sweepValue string) rdxv1.BenchmarkResult {
 	}
 	if c := s.Checker; c != nil {
 		r.Checker = &rdxv1.CheckerResult{Verdict: "Pass", Model: c.Model, Checked: c.Checked, Violations: c.Violations}
-		if !c.OK {
+		switch {
+		case c.OK:
+		case c.Violations > 0:
 			r.Checker.Verdict = "Fail"
 			r.Checker.Message = truncate(c.Anomaly, 400)
+		default: // the check itself could not finish (e.g. the cluster went away): no verdict on the data
+			r.Checker.Verdict = "Skipped"
+			r.Checker.Message = truncate("not checked: "+c.Anomaly, 400)
 		}
 	}
 	return r
