@@ -264,8 +264,10 @@ int run_txn(const TxnOptions& o, Summary& sum) {
   // With progress lines, a second set of client threads polls the runs' committed counts (RunPoller).
   const bool poll = progress.on() && !o.no_run;
   const auto client_threads = static_cast<uint16_t>(topo->workers * (poll ? 2 : 1));
-  auto ct = client::ClientTransport::create(topo.value(), client_threads,
-                                            std::chrono::seconds(static_cast<int64_t>(o.duration_s) + 120));
+  // One call covers a whole run, or a worker's whole slice of the load: a load of millions of records takes
+  // minutes (more without network batching), so it gets an hour.
+  const auto call_timeout = std::chrono::seconds(static_cast<int64_t>(o.duration_s) + 120 + (o.load ? 3600 : 0));
+  auto ct = client::ClientTransport::create(topo.value(), client_threads, call_timeout);
   if (!ct) {
     spdlog::error("rdx-bench: {}", ct.status().to_string());
     return 2;
