@@ -72,12 +72,12 @@ def main():
 
 
 def counters(r):
-    """Average reads per hashtable batch, the share of local reads that went through a batch, and the share of
-    reads served on the coordinator's node."""
+    """Average reads per hashtable batch, the share of table reads that went through a batch (a node also batches
+    the reads it serves for other coordinators), and the share of reads served on the coordinator's node."""
     reads = r["reads"]
     batch = reads["ht_batched_reads"] / reads["ht_batches"] if reads["ht_batches"] else 0
-    batched = reads["ht_batched_reads"] / reads["local"] if reads["local"] else 0
     total = reads["local"] + reads["remote"]
+    batched = reads["ht_batched_reads"] / total if total else 0
     return batch, batched, (reads["local"] / total if total else 0)
 
 
