@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 
 from conftest import BIN, wait_until
+from wire import RPC_MESSAGE, RPC_PACKET, frame, free_ports, handshake
 
 RDXD = os.path.join(BIN, "rdxd")
 
@@ -60,16 +61,6 @@ def test_unreachable_peer_keeps_node_unready_then_recovers(cluster):
     wait_until(lambda: cluster.http("n1", "/readyz")[0] == 200, what="n1 ready again")
 
 
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def test_readyz_names_the_peer_it_cannot_reach_and_why(tmp_path):
     """A peer whose name does not resolve (a DNS problem in the cluster) keeps the node unready, and /readyz and
     the log say which peer and why instead of a bare 503."""
@@ -104,18 +95,6 @@ def test_readyz_names_the_peer_it_cannot_reach_and_why(tmp_path):
         log.close()
 
 
-def handshake(port, epoch=1):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    # Hello: magic, version, src_node, epoch, src_worker, dst_worker, max_packet, status
-    s.sendall(struct.pack("<IHHIHHII", 0x52445831, 1, 40000, epoch, 0, 0, 65536, 0))
-    reply = s.recv(24)
-    return s, struct.unpack("<IHHIHHII", reply)
-
-
-def frame(length, ftype, body=b""):
-    return struct.pack("<IBBBBQII", length, ftype, 0, 0, 0, 1, 0, 0) + body
-
-
 def test_truncated_oversized_and_garbage_messages_are_rejected(cluster):
     cluster.up(nodes=3)
     port = cluster.node("n0")["port"]
@@ -128,7 +107,7 @@ def test_truncated_oversized_and_garbage_messages_are_rejected(cluster):
     # Garbage inside a valid frame: an RPC packet with a bad magic, then one whose message lies about its length.
     s, _ = handshake(port)
     s.sendall(frame(32, 1, b"\xde\xad" * 16))
-    s.sendall(frame(48, 1, struct.pack("<IIHHI", 0x52504331, 1, 1, 0, 48) + struct.pack("<HBBIQ", 1, 1, 0, 9999, 7)
+    s.sendall(frame(48, 1, struct.pack(RPC_PACKET, 0x52504331, 1, 1, 0, 48) + struct.pack(RPC_MESSAGE, 1, 1, 0, 9999, 7)
                     + b"x" * 16))
     # Truncated: a frame that promises 100 bytes and stops at 10.
     s2, _ = handshake(port)

@@ -4,12 +4,12 @@ verdict written at exit on success and failure, --progress-interval lines while 
 The formats are in engine/docs/rdx-bench.md."""
 import json
 import os
-import socket
 import struct
 import subprocess
 import time
 
 from conftest import BIN, run
+from wire import free_ports, rpc_call
 
 BENCH = os.path.join(BIN, "rdx-bench")
 PROGRESS = "rdx-bench progress "
@@ -139,16 +139,6 @@ def test_planted_anomaly_fails_the_summary(cluster):
     assert s["load"]["records"] == 200 and s["stage"] == "run", s
 
 
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def test_unreachable_cluster_still_writes_a_summary(tmp_path):
     port, http = free_ports(2)
     topo = tmp_path / "topology.json"
@@ -195,43 +185,6 @@ def test_bad_combinations_exit_2_and_run_nothing(tmp_path):
 # --- kBenchProgress, spoken by hand: a bad payload is refused, nothing crashes ---------------------------------------
 
 K_BENCH_PROGRESS = 16 + 4  # cluster::msgs::kBench.at(4)
-
-
-def rpc_call(port, epoch, msg_type, payload, msg_id=7):
-    """One request over a raw tcp-transport connection (engine/src/transport/tcp/wire.h, rpc/wire.h); returns
-    (status, payload) of the response."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(struct.pack("<IHHIHHII", 0x52445831, 1, 40001, epoch, 0, 0, 65536, 0))
-    hello = s.recv(24)
-    assert struct.unpack("<IHHIHHII", hello)[7] == 0, "handshake refused"
-    packet = struct.pack("<IIHHI", 0x52504331, epoch, 1, 0, 16 + 16 + len(payload))
-    packet += struct.pack("<HBBIQ", msg_type, 1, 0, len(payload), msg_id) + payload
-    s.sendall(struct.pack("<IBBBBQII", len(packet), 1, 0, 0, 0, 0, 0, 0) + packet)
-    buf = b""
-    deadline = time.time() + 10
-    try:
-        while time.time() < deadline:
-            while len(buf) >= 24:
-                flen, ftype = struct.unpack_from("<IB", buf)
-                if len(buf) < 24 + flen:
-                    break
-                body, buf = buf[24:24 + flen], buf[24 + flen:]
-                if ftype != 1:
-                    continue
-                _, _, count, _, _ = struct.unpack_from("<IIHHI", body)
-                off = 16
-                for _ in range(count):
-                    typ, kind, status, mlen, mid = struct.unpack_from("<HBBIQ", body, off)
-                    off += 16
-                    if kind == 2 and mid == msg_id:
-                        return status, body[off:off + mlen]
-                    off += mlen
-            chunk = s.recv(65536)
-            assert chunk, "connection closed"
-            buf += chunk
-    finally:
-        s.close()
-    raise AssertionError("no response")
 
 
 def test_progress_request_is_validated(cluster):

@@ -1,0 +1,65 @@
+"""Raw access to a node's tcp transport for tests that send what no client would (engine/src/transport/tcp/wire.h,
+engine/src/rpc/wire.h), and free local ports for hand-written topologies."""
+import socket
+import struct
+import time
+
+HELLO = "<IHHIHHII"  # magic, version, src_node, epoch, src_worker, dst_worker, max_packet, status
+FRAME = "<IBBBBQII"  # length, type, 3 reserved, sequence, 2 reserved
+RPC_PACKET = "<IIHHI"  # magic, epoch, message count, reserved, length
+RPC_MESSAGE = "<HBBIQ"  # type, kind (1 request, 2 response), status, length, id
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def handshake(port, epoch=1, src_node=40000):
+    """Connects and says hello; returns the socket and the node's hello (its last field is the status, 0 = ok)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(struct.pack(HELLO, 0x52445831, 1, src_node, epoch, 0, 0, 65536, 0))
+    return s, struct.unpack(HELLO, s.recv(24))
+
+
+def frame(length, ftype, body=b""):
+    return struct.pack(FRAME, length, ftype, 0, 0, 0, 1, 0, 0) + body
+
+
+def rpc_call(port, epoch, msg_type, payload, msg_id=7):
+    """One request over a raw connection; returns (status, payload) of its response."""
+    s, hello = handshake(port, epoch, src_node=40001)
+    assert hello[7] == 0, "handshake refused"
+    packet = struct.pack(RPC_PACKET, 0x52504331, epoch, 1, 0, 16 + 16 + len(payload))
+    packet += struct.pack(RPC_MESSAGE, msg_type, 1, 0, len(payload), msg_id) + payload
+    s.sendall(frame(len(packet), 1, packet))
+    buf = b""
+    deadline = time.time() + 10
+    try:
+        while time.time() < deadline:
+            while len(buf) >= 24:
+                flen, ftype = struct.unpack_from("<IB", buf)
+                if len(buf) < 24 + flen:
+                    break
+                body, buf = buf[24:24 + flen], buf[24 + flen:]
+                if ftype != 1:
+                    continue
+                count = struct.unpack_from(RPC_PACKET, body)[2]
+                off = 16
+                for _ in range(count):
+                    _, kind, status, mlen, mid = struct.unpack_from(RPC_MESSAGE, body, off)
+                    off += 16
+                    if kind == 2 and mid == msg_id:
+                        return status, body[off:off + mlen]
+                    off += mlen
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    finally:
+        s.close()
+    raise AssertionError("no response")
