@@ -140,8 +140,8 @@ func displayName(o *unstructured.Unstructured) string {
 	return o.GetGenerateName() + "*"
 }
 
-// getFunc reads the object being watched; the watch loop takes it as a function so that it can be tested without
-// an API server (and without the Benchmark kind, which the API server may refuse to store).
+// getFunc reads the object being watched; the watch loop takes it as a function so that scripted sequences of
+// states and read errors can be played to it.
 type getFunc func(ctx context.Context) (*unstructured.Unstructured, error)
 
 func (a *app) benchWatch(ctx context.Context, namespace, name string, timeout time.Duration) error {
@@ -170,26 +170,13 @@ type progress struct {
 }
 
 func progressOf(o *unstructured.Unstructured) progress {
-	p := progress{
+	return progress{
 		phase:      str(o, "status", "phase"),
 		progress:   str(o, "status", "progress"),
 		throughput: str(o, "status", "throughput"),
 		p99:        str(o, "status", "p99"),
 		verdict:    str(o, "status", "checker", "verdict"),
 	}
-	// Without summary fields, the latest per-run result stands in for them.
-	if runs, ok, _ := unstructured.NestedSlice(o.Object, "status", "results"); ok && len(runs) > 0 {
-		if last, ok := runs[len(runs)-1].(map[string]any); ok {
-			lu := &unstructured.Unstructured{Object: last}
-			if p.throughput == "" {
-				p.throughput = str(lu, "throughput")
-			}
-			if p.p99 == "" {
-				p.p99 = str(lu, "p99")
-			}
-		}
-	}
-	return p
 }
 
 func (p progress) line(t time.Time) string {
@@ -279,9 +266,8 @@ func conditions(o *unstructured.Unstructured) []condition {
 }
 
 // resultsConfigMap finds the Benchmark's results: the ConfigMap named in status.resultsConfigMap, else
-// NAME-results. A Benchmark that is gone may have left its ConfigMap behind (or a controller may have written one
-// for a Benchmark this API server refuses to store), so a missing Benchmark is an error only when that ConfigMap
-// is missing too.
+// NAME-results. The garbage collector deletes the ConfigMap of a deleted Benchmark a little later, so a missing
+// Benchmark is an error only when that ConfigMap is missing too.
 func (a *app) resultsConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
 	cmName, phase := name+"-results", ""
 	bench, err := a.dyn.Resource(benchmarkGVR).Namespace(a.namespace).Get(ctx, name, metav1.GetOptions{})

@@ -40,8 +40,8 @@ func benchmark(ns, name string, status map[string]any) *unstructured.Unstructure
 	return u
 }
 
-// fakeDynamic serves Benchmarks and TxClusters from memory: the API server of this rdx version refuses to store
-// Benchmarks, so the tests that need one read it from here and everything else from the real API server.
+// fakeDynamic serves Benchmarks and TxClusters from memory, with whatever status a test gives them (no controller
+// runs here); TestBenchRunAPIServer covers the same commands against the real API server.
 func fakeDynamic(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{benchmarkGVR: "BenchmarkList", txclusterGVR: "TxClusterList"}, objs...)
@@ -70,11 +70,11 @@ func TestWatchSucceeded(t *testing.T) {
 	pending := benchmark("ns", "b", nil)
 	running := benchmark("ns", "b", map[string]any{"phase": "Running", "progress": "run 1/3 (coroutines=1)"})
 	running2 := benchmark("ns", "b", map[string]any{"phase": "Running", "progress": "run 2/3 (coroutines=2)",
-		"results": []any{map[string]any{"sweepValue": "1", "throughput": int64(41000), "p99": "350µs"}}})
+		"throughput": "41000 tx/s", "p99": "350µs"})
 	summary := benchmark("ns", "b", map[string]any{"phase": "Running", "progress": "run 2/3 (coroutines=2)",
-		"throughput": int64(52000), "p99": "410µs", "checker": map[string]any{"verdict": "Pass"}})
+		"throughput": "52000 tx/s", "p99": "410µs", "checker": map[string]any{"verdict": "Pass"}})
 	done := benchmark("ns", "b", map[string]any{"phase": "Succeeded", "progress": "done",
-		"throughput": int64(52000), "p99": "410µs", "checker": map[string]any{"verdict": "Pass"}})
+		"throughput": "52000 tx/s", "p99": "410µs", "checker": map[string]any{"verdict": "Pass"}})
 	transient := apierrors.NewServiceUnavailable("etcd is restarting")
 	w, out, errOut := testWatcher(script(pending, pending, running, running, transient, transient, running2,
 		summary, summary, done))
@@ -84,9 +84,9 @@ func TestWatchSucceeded(t *testing.T) {
 	want := strings.Join([]string{
 		"13:14:15  -  -  -  p99 -  verdict -",
 		"13:14:15  Running  run 1/3 (coroutines=1)  -  p99 -  verdict -",
-		"13:14:15  Running  run 2/3 (coroutines=2)  41,000  p99 350µs  verdict -",
-		"13:14:15  Running  run 2/3 (coroutines=2)  52,000  p99 410µs  verdict Pass",
-		"13:14:15  Succeeded  done  52,000  p99 410µs  verdict Pass",
+		"13:14:15  Running  run 2/3 (coroutines=2)  41000 tx/s  p99 350µs  verdict -",
+		"13:14:15  Running  run 2/3 (coroutines=2)  52000 tx/s  p99 410µs  verdict Pass",
+		"13:14:15  Succeeded  done  52000 tx/s  p99 410µs  verdict Pass",
 	}, "\n") + "\n"
 	if out.String() != want {
 		t.Errorf("watch printed:\n%s\nwant:\n%s", out.String(), want)
