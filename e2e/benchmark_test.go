@@ -153,6 +153,32 @@ func runSmallBankSample(t *testing.T, env *framework.Env, c *cluster) {
 		st.Results[0].Invariant)
 }
 
+// checkStoreMemory: spec.storeMemory reached the topology as memory_mb, and pods without a memory request in
+// spec.resources request the store plus rdxd's 64 MiB.
+func checkStoreMemory(t *testing.T, env *framework.Env, ns, name string, wantMB int64) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-topology", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topo struct {
+		MemoryMB int64 `json:"memory_mb"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["topology.json"]), &topo); err != nil || topo.MemoryMB != wantMB {
+		t.Fatalf("%s topology memory_mb %d (%v), want %d from storeMemory", name, topo.MemoryMB, err, wantMB)
+	}
+	pod, err := env.Kube.CoreV1().Pods(ns).Get(ctx, name+"-s0-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory]
+	if req.Value() != (wantMB+64)<<20 {
+		t.Fatalf("pod %s memory request %s, want %dMi (storeMemory + 64Mi)", pod.Name, req.String(), wantMB+64)
+	}
+	env.Logf(t, "%s: storeMemory %dMi -> topology memory_mb %d, pod memory request %s", name, wantMB, topo.MemoryMB, req.String())
+}
+
 // compareTwoTargets runs one Benchmark against the sample TxCluster and a second one with another commit protocol,
 // keeps the report, then deletes the Benchmark and waits for its Jobs and ConfigMap to go.
 func compareTwoTargets(t *testing.T, env *framework.Env, c *cluster) {
@@ -160,9 +186,8 @@ func compareTwoTargets(t *testing.T, env *framework.Env, c *cluster) {
 	ctx := framework.Ctx(t)
 	second := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
 		"spec": map[string]any{"shards": int64(1), "replicas": int64(2), "transport": map[string]any{"kind": env.Transport},
-			"transactions": map[string]any{"protocol": "dnl2"},
-			"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "320Mi"},
-				"limits": map[string]any{"memory": "512Mi"}}}}}
+			"transactions": map[string]any{"protocol": "dnl2"}, "storeMemory": "512Mi",
+			"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}}
 	second.SetName("dnl2")
 	second.SetNamespace(c.ns)
 	if _, err := env.Dynamic.Resource(framework.TxClusters).Namespace(c.ns).Create(ctx, second, metav1.CreateOptions{}); err != nil {
@@ -174,6 +199,7 @@ duration: 4s, sweep: {parameter: coroutines, values: ["1", "4"]}, resources: {re
 		t.Fatalf("create Benchmark: %v", err)
 	}
 	st := waitBench(t, env, c.ns, "compare", "Succeeded")
+	checkStoreMemory(t, env, c.ns, "dnl2", 512)
 	targets := map[string]int{}
 	for _, r := range st.Results {
 		targets[r.Target]++

@@ -26,8 +26,6 @@ const (
 	leaseName     = "rdx-operator.rdx.dev"
 	readyTimeout  = 5 * time.Minute
 	clientTimeout = 3 * time.Minute
-	// memoryNeed is the topology's memory_mb (256) plus rdxd's ~64 MiB (engine/docs/topology.md).
-	memoryNeed = 320 << 20
 )
 
 var rdxCRDs = []string{"txclusters.rdx.dev", "replicasets.rdx.dev", "benchmarks.rdx.dev"}

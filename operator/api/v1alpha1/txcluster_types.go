@@ -23,8 +23,8 @@ import (
 //     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
 //     hugepages size.
 //   - epoch bump and restart of every pod at once: anything in the topology file, which rdxd reads only at start-up:
-//     replicas (shard membership), transactions.*, transport kind, batching, hugepages on/off, rdma device, gidIndex
-//     and interface, workers, endpoint auth on/off. Nodes of different epochs refuse each other's connections, so a
+//     replicas (shard membership), storeMemory, transactions.*, transport kind, batching, hugepages on/off, rdma
+//     device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs refuse each other's connections, so a
 //     one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty: the data is lost.
 //   - never: shards (immutable; changing the shard count would remap every key).
 //
@@ -66,6 +66,7 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode != 'sriov' || (has(self.transport.rdma.networks) && size(self.transport.rdma.networks) > 0)",message="transport.rdma.networks is required with rdma.mode sriov (the NetworkAttachmentDefinition of the SR-IOV network)",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode in ['sharedDevice', 'sriov'] || !has(self.transport.rdma.networks) || size(self.transport.rdma.networks) == 0",message="transport.rdma.networks applies only to rdma.mode sharedDevice or sriov",fieldPath=".transport.rdma"
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode == 'hostDevice' || (!has(self.transport.rdma.hostNetwork) || !self.transport.rdma.hostNetwork) && !has(self.transport.rdma.privileged)",message="transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice",fieldPath=".transport.rdma"
+// +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || !has(self.transport.hugepages.size) || quantity(string(self.transport.hugepages.size)).compareTo(quantity(string(self.storeMemory))) >= 0",messageExpression="'transport.hugepages.size ' + string(self.transport.hugepages.size) + ' is below storeMemory ' + string(self.storeMemory) + ': the store arena lives on the huge pages'",fieldPath=".transport.hugepages.size"
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || has(self.transport.hugepages.size)",message="transport.hugepages.size is required when hugepages are enabled (the hugepages-2Mi amount per pod, e.g. 1Gi)",fieldPath=".transport.hugepages"
 // +kubebuilder:validation:XValidation:rule="self.transport.hugepages.enabled || !has(self.transport.hugepages.size)",message="transport.hugepages.size applies only when hugepages are enabled (set enabled: true, or remove size)",fieldPath=".transport.hugepages"
 // +kubebuilder:validation:XValidation:rule="self.transport.rdma.mode != 'none' || (!has(self.transport.rdma.interface) && !has(self.transport.rdma.device) && !has(self.transport.rdma.gidIndex))",message="transport.rdma.interface, device and gidIndex apply only to transport.kind verbs with an rdma.mode other than none",fieldPath=".transport.rdma"
@@ -86,6 +87,17 @@ type TxClusterSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=7
 	Replicas int32 `json:"replicas,omitempty"`
+
+	// storeMemory is the in-memory store of each rdxd node (index and records; topology memory_mb), allocated and
+	// registered for RDMA at start-up: it bounds how much data a node holds. A multiple of 1Mi from 16Mi to 1Ti.
+	// rdxd needs about 64Mi of process memory besides it: a memory limit in resources must cover both (without
+	// huge pages), and when resources set no memory request or limit the operator requests both. With
+	// transport.hugepages the store lives on the huge pages, so hugepages.size must cover it. Changing it restarts
+	// every pod with a new epoch.
+	// +optional
+	// +kubebuilder:default="256Mi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isInteger() && quantity(string(self)).asInteger() % 1048576 == 0 && quantity(string(self)).asInteger() >= 16777216 && quantity(string(self)).asInteger() <= 1099511627776",message="storeMemory must be a multiple of 1Mi from 16Mi to 1Ti (e.g. 256Mi or 4Gi)"
+	StoreMemory *resource.Quantity `json:"storeMemory,omitempty"`
 
 	// image is the rdx engine image (it must contain rdxd on PATH). Default: the operator's --engine-image
 	// (ghcr.io/rdx-dev/rdx-engine:<operator version>).
@@ -127,8 +139,9 @@ type TxClusterSpec struct {
 	// +kubebuilder:default={}
 	Endpoint EndpointSpec `json:"endpoint,omitempty"`
 
-	// resources of the rdxd container. The operator adds the RDMA device resource and hugepages-2Mi from transport;
-	// do not list those here.
+	// resources of the rdxd container. The operator adds the RDMA device resource and hugepages-2Mi from transport,
+	// and, when no memory request or limit is set, a memory request of what rdxd needs (storeMemory + 64Mi, or 64Mi
+	// when the store is on huge pages); do not list huge pages here.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -79,6 +79,15 @@ var createCases = []struct {
 		"transport.rdma.interface, device and gidIndex apply only to transport.kind verbs"},
 	{"rdma gidIndex on tcp", "TxCluster", "db", `{transport: {rdma: {mode: none, gidIndex: 3}}}`,
 		"transport.rdma.interface, device and gidIndex apply only to transport.kind verbs"},
+	{"storeMemory not whole MiB", "TxCluster", "db", `{storeMemory: 1500Ki}`,
+		"storeMemory must be a multiple of 1Mi from 16Mi to 1Ti"},
+	{"storeMemory too small", "TxCluster", "db", `{storeMemory: 8Mi}`,
+		"storeMemory must be a multiple of 1Mi from 16Mi to 1Ti"},
+	{"storeMemory too large", "TxCluster", "db", `{storeMemory: 2Ti}`,
+		"storeMemory must be a multiple of 1Mi from 16Mi to 1Ti"},
+	{"huge pages below the store", "TxCluster", "db",
+		`{storeMemory: 1Gi, transport: {hugepages: {enabled: true, size: 512Mi}}, resources: {requests: {memory: 1Gi}}}`,
+		"transport.hugepages.size 512Mi is below storeMemory 1Gi"},
 	{"hugepages size not a multiple of 2Mi", "TxCluster", "db",
 		`{transport: {hugepages: {enabled: true, size: 3Mi}}, resources: {requests: {memory: 1Gi}}}`,
 		"transport.hugepages.size must be a positive multiple of 2Mi"},
@@ -176,6 +185,8 @@ func TestValidObjects(t *testing.T) {
 		"dnl2":   {"TxCluster", `{replicas: 2, transactions: {protocol: dnl2}, replication: {protocol: primary-backup}, transport: {primitives: rpc}}`},
 		"dnl1":   {"TxCluster", `{replicas: 1, transactions: {protocol: dnl1}}`},
 		"fd":     {"TxCluster", `{replication: {failureDetection: {heartbeatMilliseconds: 100, timeoutMilliseconds: 2000}}}`},
+		"store":  {"TxCluster", `{storeMemory: 4Gi, resources: {limits: {memory: 4160Mi}}}`},
+		"hstore": {"TxCluster", `{storeMemory: 1Gi, transport: {hugepages: {enabled: true, size: 1Gi}}, resources: {limits: {memory: 64Mi}}}`},
 	}
 	for name, v := range valid {
 		o := object(t, v.kind, name, v.spec)
@@ -198,7 +209,7 @@ func TestValidObjects(t *testing.T) {
 		"spec.transport.batching.enabled": true, "spec.transport.batching.maxBytes": int64(4096),
 		"spec.transport.batching.maxMessages": int64(64), "spec.transactions.protocol": "dnl4",
 		"spec.transactions.localBackupReads": true, "spec.transactions.hashTableBatching": true,
-		"spec.endpoint.serviceType": "ClusterIP", "spec.endpoint.port": int64(6379),
+		"spec.endpoint.serviceType": "ClusterIP", "spec.endpoint.port": int64(6379), "spec.storeMemory": "256Mi",
 		"spec.replication.protocol":                               "primary-backup",
 		"spec.replication.failureDetection.heartbeatMilliseconds": int64(50),
 		"spec.replication.failureDetection.timeoutMilliseconds":   int64(500),

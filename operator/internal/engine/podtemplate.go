@@ -164,8 +164,8 @@ func MultusAnnotations(c *rdxv1.TxCluster) map[string]string {
 	return map[string]string{}
 }
 
-// containerResources adds the RDMA device resource and huge pages to the user's resources. Extended resources and
-// huge pages must have requests equal to limits.
+// containerResources adds the RDMA device resource, huge pages and, when the user set no memory request or limit,
+// the memory rdxd needs to the user's resources. Extended resources and huge pages must have requests equal to limits.
 func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
 	requests := c.Spec.Resources.Requests.DeepCopy()
 	limits := c.Spec.Resources.Limits.DeepCopy()
@@ -178,6 +178,11 @@ func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApply
 	for name, n := range RDMAResources(c) {
 		requests[name] = n
 		limits[name] = n
+	}
+	if _, req := requests[corev1.ResourceMemory]; !req {
+		if _, lim := limits[corev1.ResourceMemory]; !lim {
+			requests[corev1.ResourceMemory] = memoryNeed(c)
+		}
 	}
 	if hp := &c.Spec.Transport.Hugepages; hp.Enabled {
 		if hp.Size == nil {
@@ -194,6 +199,15 @@ func containerResources(c *rdxv1.TxCluster) (*corev1ac.ResourceRequirementsApply
 		res.WithLimits(limits)
 	}
 	return res, nil
+}
+
+// memoryNeed is the memory an rdxd container uses: its store (unless it lives on huge pages) and its process memory.
+func memoryNeed(c *rdxv1.TxCluster) resource.Quantity {
+	mb := int64(MemoryOverheadMB)
+	if !c.Spec.Transport.Hugepages.Enabled {
+		mb += int64(StoreMemoryMB(c))
+	}
+	return *resource.NewQuantity(mb<<20, resource.BinarySI)
 }
 
 func podVolumes(c *rdxv1.TxCluster) []*corev1ac.VolumeApplyConfiguration {

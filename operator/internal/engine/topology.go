@@ -92,12 +92,17 @@ type TopologyNode struct {
 	Role      string `json:"role"`
 }
 
-// MemoryMB is the store arena rdxd allocates at start-up (topology memory_mb, the engine's default). A pod needs
-// about MemoryOverheadMB more, so its memory request and limit should be at least MemoryMB + MemoryOverheadMB.
-const (
-	MemoryMB         = 256
-	MemoryOverheadMB = 64
-)
+// MemoryOverheadMB is the process memory rdxd needs besides its store (spec.storeMemory, topology memory_mb).
+const MemoryOverheadMB = 64
+
+// DefaultStoreMemory is spec.storeMemory's default (the API server fills it in; objects built in Go may lack it).
+var DefaultStoreMemory = resource.MustParse("256Mi")
+
+// StoreMemoryMB is the store arena of each node in MiB (the API guarantees a multiple of 1Mi).
+func StoreMemoryMB(c *rdxv1.TxCluster) int32 {
+	q := ptr.Deref(c.Spec.StoreMemory, DefaultStoreMemory)
+	return int32(q.Value() >> 20)
+}
 
 // BuildTopology renders the topology for a cluster at the given epoch from a spec the API server defaulted.
 func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
@@ -119,7 +124,7 @@ func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 			},
 		},
 		Workers:     s.Workers,
-		MemoryMB:    MemoryMB,
+		MemoryMB:    StoreMemoryMB(c),
 		Replication: TopologyReplication{Protocol: string(s.Replication.Protocol)},
 		Txn: TopologyTxn{
 			Protocol:         string(s.Transactions.Protocol),
@@ -151,16 +156,17 @@ func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 	return t
 }
 
-// MemoryShortfall describes a memory limit too small for rdxd's arena plus overhead (the pod would be OOM-killed
-// once the store fills up), or returns "" when the limit is unset or covers it.
+// MemoryShortfall describes a memory limit too small for rdxd's store plus its process memory (the pod would be
+// OOM-killed once the store fills up), or returns "" when the limit is unset or covers it. (The API server cannot
+// check it: a CEL rule over resource quantities in resources.limits exceeds the validation cost budget.)
 func MemoryShortfall(c *rdxv1.TxCluster) string {
 	limit, ok := c.Spec.Resources.Limits[corev1.ResourceMemory]
-	need := resource.NewQuantity((MemoryMB+MemoryOverheadMB)<<20, resource.BinarySI)
-	if !ok || limit.Cmp(*need) >= 0 {
+	need := memoryNeed(c)
+	if !ok || limit.Cmp(need) >= 0 {
 		return ""
 	}
-	return fmt.Sprintf("resources.limits.memory %s is below the %d MiB rdxd needs (memory_mb %d + ~%d MiB)",
-		limit.String(), MemoryMB+MemoryOverheadMB, MemoryMB, MemoryOverheadMB)
+	return fmt.Sprintf("resources.limits.memory %s is below the %s rdxd needs (storeMemory %dMi + ~%dMi of process memory)",
+		limit.String(), need.String(), StoreMemoryMB(c), MemoryOverheadMB)
 }
 
 // rdmaInterface is the interface rdxd reads its RDMA address from: the explicit one, net1 when Multus attaches

@@ -209,14 +209,71 @@ func TestEpochDecisions(t *testing.T) {
 	}
 }
 
-func TestMemoryShortfall(t *testing.T) {
-	for limit, short := range map[string]bool{"": false, "320Mi": false, "1Gi": false, "319Mi": true, "256Mi": true} {
+// spec.storeMemory reaches the topology as memory_mb, and a container without a memory request or limit requests
+// what rdxd needs: the store (unless it is on huge pages) plus its process memory. A user's request or limit stays.
+func TestStoreMemory(t *testing.T) {
+	for _, tc := range []struct {
+		store, request, limit string
+		huge                  bool
+		wantMB                int32
+		wantRequest           string // "" : no memory request
+	}{
+		{store: "", wantMB: 256, wantRequest: "320Mi"},
+		{store: "4Gi", wantMB: 4096, wantRequest: "4160Mi"},
+		{store: "4Gi", huge: true, wantMB: 4096, wantRequest: "64Mi"},
+		{store: "1Gi", request: "2Gi", wantMB: 1024, wantRequest: "2Gi"},
+		{store: "1Gi", limit: "3Gi", wantMB: 1024, wantRequest: ""},
+	} {
 		c := defaulted("m")
-		if limit != "" {
-			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)}
+		if tc.store != "" {
+			c.Spec.StoreMemory = ptr.To(resource.MustParse(tc.store))
 		}
-		if got := MemoryShortfall(c) != ""; got != short {
-			t.Errorf("limit %q: shortfall reported %v, want %v (%s)", limit, got, short, MemoryShortfall(c))
+		if tc.request != "" {
+			c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(tc.request)}
+		}
+		if tc.limit != "" {
+			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(tc.limit)}
+		}
+		if tc.huge {
+			c.Spec.Transport.Hugepages = rdxv1.HugepagesSpec{Enabled: true, Size: ptr.To(resource.MustParse("8Gi"))}
+		}
+		if got := BuildTopology(c, 1).MemoryMB; got != tc.wantMB {
+			t.Errorf("%+v: memory_mb %d, want %d", tc, got, tc.wantMB)
+		}
+		tmpl, err := PodTemplate(c, "img", 0, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if r := tmpl.Spec.Containers[0].Resources; r != nil && r.Requests != nil {
+			if q, ok := (*r.Requests)[corev1.ResourceMemory]; ok {
+				got = q.String()
+			}
+		}
+		if got != tc.wantRequest {
+			t.Errorf("%+v: memory request %q, want %q", tc, got, tc.wantRequest)
+		}
+	}
+}
+
+func TestMemoryShortfall(t *testing.T) {
+	for _, tc := range []struct {
+		store, limit string
+		huge, short  bool
+	}{
+		{"", "", false, false}, {"", "320Mi", false, false}, {"", "319Mi", false, true}, {"", "256Mi", false, true},
+		{"4Gi", "4160Mi", false, false}, {"4Gi", "4Gi", false, true}, {"4Gi", "64Mi", true, false},
+	} {
+		c := defaulted("m")
+		if tc.store != "" {
+			c.Spec.StoreMemory = ptr.To(resource.MustParse(tc.store))
+		}
+		if tc.limit != "" {
+			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(tc.limit)}
+		}
+		c.Spec.Transport.Hugepages.Enabled = tc.huge
+		if got := MemoryShortfall(c) != ""; got != tc.short {
+			t.Errorf("%+v: shortfall reported %v (%s)", tc, got, MemoryShortfall(c))
 		}
 	}
 }
