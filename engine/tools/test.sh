@@ -44,6 +44,9 @@ for tier in $tiers; do
       log "release: unit tests (gtest via ctest)"
       run_ctest release
       verbs_note release
+      log "release: rdx-lincheck (Go: Porcupine model tests)"
+      (cd "$here/tools/lincheck" && test -z "$(gofmt -l .)" && go vet . && go test -count=1 .) ||
+        { echo "error: rdx-lincheck: gofmt, vet or tests failed" >&2; exit 1; }
       log "release: multi-process integration tests"
       integration "$here/build/release/bin" "$here/tests/integration"
       ;;

@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
   app.add_flag("--json", list_json, "with --list: as JSON");
   app.add_option("--test-fault", test_faults,
                  "plant a known bug, for tests that show their checks catch it (never in production): "
-                 "reads-without-lease (backups read their copy without holding leases)")
-      ->check(CLI::IsMember({"reads-without-lease"}));
+                 "reads-without-lease (backups read their copy without holding leases), ack-before-replication "
+                 "(single-key writes are acknowledged before the backups have them)")
+      ->check(CLI::IsMember({"reads-without-lease", "ack-before-replication"}));
   CLI11_PARSE(app, argc, argv);
   if (list) {
     print_registered(list_json);
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
   opts.busy_poll = busy_poll;
   for (const std::string& f : test_faults) {
     if (f == "reads-without-lease") opts.faults.reads_without_lease = true;
+    if (f == "ack-before-replication") opts.faults.ack_before_replication = true;
     spdlog::warn("rdxd: test fault planted: {}", f);
   }
   auto node = rdx::server::Node::create(std::move(topo.value()), opts);

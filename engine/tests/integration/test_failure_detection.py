@@ -3,8 +3,9 @@
 A backup paused (SIGSTOP) past the failure timeout is suspected and excluded by the others, who keep committing
 writes without it; when it resumes it must serve no read from its copy until it is back in sync. Clients bound to
 every node do GET and INCR on a few hot keys; the history goes through the project's checker (a counter's value is
-its version, so every operation is a one-key transaction with exact versions: linearizability per key). The same
-run with the lease check planted away (rdxd --test-fault reads-without-lease) must be caught.
+its version, so every operation is a one-key transaction with exact versions: linearizability per key) and through
+Porcupine (rdx-lincheck, values per key). The same run with the lease check planted away (rdxd --test-fault
+reads-without-lease) must be caught by both.
 """
 import json
 import os
@@ -12,52 +13,42 @@ import random
 import subprocess
 import time
 
-import redis
-
-from conftest import BIN, PinnedClients, wait_until
+from conftest import BIN, wait_until
+from kvhistory import KvRecorder, lincheck
 
 KEYS = [f"ctr:{i}" for i in range(6)]
 TIMEOUT_MS = 300  # failure timeout of these clusters: a pause of 1 s outlasts suspicion plus the lease wait
 
 
-class Recorder(PinnedClients):
-    """Clients pinned to nodes, each doing GET/INCR back to back, recording [start, end] in CLOCK_REALTIME."""
-
-    def __init__(self, cluster, nodes, per_node=2):
-        super().__init__(cluster, nodes, per_node)
-        self.records, self.errors = [], []
-
-    def client(self, node, seed):
-        r = redis.Redis(host="127.0.0.1", port=self.cluster.node(node)["redis_port"], socket_timeout=30)
-        rng = random.Random(hash((node, seed)))
-        while not self.stop.is_set():
-            key, op = rng.choice(KEYS), rng.choice(("get", "incr"))
-            start = time.time_ns()
-            try:
-                v = r.get(key) if op == "get" else r.incr(key)
-            except redis.RedisError as e:
-                with self.lock:
-                    self.errors.append(f"{node} {op} {key}: {e}")
-                continue
-            end = time.time_ns()
-            with self.lock:
-                self.records.append((node, op, key, start, end, 0 if v is None else int(v)))
-
-    def write_history(self, path):
-        with open(path, "w") as f:
-            f.write('{"rdx_history":1}\n')
-            for i, (node, op, key, start, end, v) in enumerate(self.records):
-                rec = {"id": i, "type": f"{op}@{node}", "start": start, "end": end, "committed": True}
-                if op == "get":
-                    rec["reads"] = [[key, v]]
-                else:  # INCR read v-1 (0: absent) and created v
-                    rec["reads"], rec["writes"] = [[key, v - 1]], [[key, v]]
-                f.write(json.dumps(rec) + "\n")
+def write_versions_history(rec, path):
+    """The same GET/INCR history for rdx-check: a counter's value is its version, so each completed operation is a
+    one-key transaction with exact versions (INCRs of unknown outcome are left out: they are not committed)."""
+    with open(path, "w") as f:
+        f.write('{"rdx_history":1}\n')
+        for i, r in enumerate(x for x in rec.records if "end" in x):
+            v = int(r["out"] or 0)
+            h = {"id": i, "type": f"{r['op']}@{r['node']}", "start": r["start"], "end": r["end"], "committed": True}
+            if r["op"] == "get":
+                h["reads"] = [[r["key"], v]]
+            else:  # INCR read v-1 (0: absent) and created v
+                h["reads"], h["writes"] = [[r["key"], v - 1]], [[r["key"], v]]
+            f.write(json.dumps(h) + "\n")
 
 
 def check(path):
     p = subprocess.run([os.path.join(BIN, "rdx-check"), path, "--json"], capture_output=True, text=True, timeout=120)
     return p.returncode, json.loads(p.stdout)
+
+
+def check_both(cluster, rec, name):
+    """The history through both checkers: rdx-check (versions) and rdx-lincheck (Porcupine, values per key; a
+    failure's visualization goes to <name>.html next to the cluster's logs). Returns ((code, report), (code,
+    report), html path)."""
+    versions, kv = os.path.join(cluster.dir, f"{name}.history"), os.path.join(cluster.dir, f"{name}.kv.jsonl")
+    html = os.path.join(cluster.dir, f"{name}.html")
+    write_versions_history(rec, versions)
+    rec.write(kv)
+    return check(versions), lincheck(kv, html), html
 
 
 def pause_repeatedly(cluster, pauses, paused="n2", gap_s=0.5, timeouts=(0.7, 3.5)):
@@ -66,7 +57,7 @@ def pause_repeatedly(cluster, pauses, paused="n2", gap_s=0.5, timeouts=(0.7, 3.5
     the others wait for its leases to end, most after it was excluded."""
     windows = []
     rng = random.Random(pauses)
-    with Recorder(cluster, ["n0", "n1", "n2"]) as rec:
+    with KvRecorder(cluster, ["n0", "n1", "n2"], KEYS, ops=("get", "incr")) as rec:
         time.sleep(0.5)
         for _ in range(pauses):
             cluster.kill(paused, signal="STOP")
@@ -75,26 +66,23 @@ def pause_repeatedly(cluster, pauses, paused="n2", gap_s=0.5, timeouts=(0.7, 3.5
             windows.append((t0, time.time_ns()))
             cluster.kill(paused, signal="CONT")
             time.sleep(gap_s)
-    during = sum(1 for (node, op, _, s, e, _) in rec.records
-                 if op == "incr" and node != paused and any(a < s and e < b for a, b in windows))
-    return rec, during
+    return rec, rec.completed({"incr"}, during=windows, nodes={"n0", "n1", "n2"} - {paused})
 
 
 def test_paused_backup_serves_no_stale_read_and_writes_go_on(cluster):
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS)])
     rec, incrs_while_paused = pause_repeatedly(cluster, pauses=20)
     assert not rec.errors, rec.errors[:5]
-    hist = os.path.join(cluster.dir, "pause.history")
-    rec.write_history(hist)
-    code, report = check(hist)
+    (code, report), (lcode, lreport), html = check_both(cluster, rec, "pause")
     print(f"{len(rec.records)} operations, {incrs_while_paused} INCRs completed by n0/n1 while n2 was paused; "
-          f"checker: {json.dumps(report)[:1500]}")
-    assert code == 0 and report["ok"], f"rdx-check {hist}: {json.dumps(report)[:3000]}"
+          f"checker: {json.dumps(report)[:1500]}; lincheck: {json.dumps(lreport)}")
+    assert code == 0 and report["ok"], f"rdx-check: {json.dumps(report)[:3000]}"
+    assert lcode == 0 and lreport["ok"], f"rdx-lincheck: {lreport} (see {html})"
     # The faults really happened: n2 was suspected and excluded each time, and writes did not wait for it.
     assert cluster.metric("n0", "rdx_failure_suspicions_total", peer="n2") >= 10
     assert "excluded until it rejoins" in cluster.log("n0")
     assert incrs_while_paused > 100, "writes must go on while a backup is paused"
-    reads_at_n2 = sum(1 for r in rec.records if r[0] == "n2" and r[1] == "get")
+    reads_at_n2 = rec.completed({"get"}, nodes={"n2"})
     assert reads_at_n2 > 100
     # n2 reads its own copy again once it is back (a lease check that always failed would pass the rest).
     wait_until(lambda: cluster.metric("n2", "rdx_read_lease_held") == 1, timeout=10, what="n2 holding its leases")
@@ -106,11 +94,10 @@ def test_paused_primary_is_waited_for_and_nothing_reads_stale(cluster):
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS)])
     rec, _ = pause_repeatedly(cluster, pauses=10, paused="n0")
     assert not rec.errors, rec.errors[:5]
-    hist = os.path.join(cluster.dir, "pause-primary.history")
-    rec.write_history(hist)
-    code, report = check(hist)
-    print(f"{len(rec.records)} operations; checker: {json.dumps(report)[:800]}")
-    assert code == 0 and report["ok"], f"rdx-check {hist}: {json.dumps(report)[:3000]}"
+    (code, report), (lcode, lreport), html = check_both(cluster, rec, "pause-primary")
+    print(f"{len(rec.records)} operations; checker: {json.dumps(report)[:800]}; lincheck: {json.dumps(lreport)}")
+    assert code == 0 and report["ok"], f"rdx-check: {json.dumps(report)[:3000]}"
+    assert lcode == 0 and lreport["ok"], f"rdx-lincheck: {lreport} (see {html})"
     assert cluster.metric("n1", "rdx_failure_suspicions_total", peer="n0") >= 8
     assert len(rec.records) > 5000
 
@@ -135,11 +122,18 @@ def test_the_check_catches_reads_without_leases(cluster):
     cluster.up(nodes=3, extra=["--failure-timeout-ms", str(TIMEOUT_MS),
                                "--rdxd-arg=--test-fault=reads-without-lease"])
     rec, _ = pause_repeatedly(cluster, pauses=6, timeouts=(3.3, 3.4))
-    hist = os.path.join(cluster.dir, "planted.history")
-    rec.write_history(hist)
-    code, report = check(hist)
-    print(f"planted: {len(rec.records)} operations; checker exit {code}: {json.dumps(report)[:1500]}")
+    (code, report), (lcode, lreport), html = check_both(cluster, rec, "planted")
+    print(f"planted: {len(rec.records)} operations; checker exit {code}: {json.dumps(report)[:1500]}; "
+          f"lincheck exit {lcode}: {json.dumps(lreport)}")
     assert code != 0 and not report["ok"] and report["total"] > 0, "stale reads at the resumed backup must be caught"
+    assert lcode == 1 and lreport["illegal"], "Porcupine must find the stale reads too"
+    with open(html, errors="replace") as f:
+        page = f.read()
+    shown = lreport["visualization"]
+    assert shown["path"] == html and shown["key"] in page and shown["operations"] > 0, (
+        "the visualization of the failure must be written")
+    print(f"visualization of the failure: {html} ({len(page)} bytes, {shown['operations']} operations on "
+          f"{shown['key']}: the shortest failing prefix)")
 
 
 def transfers_while_pausing(cluster, pauses, paused="n2"):

@@ -1,0 +1,111 @@
+"""Single-key histories of real redis-py clients, checked per key for linearizability by rdx-lincheck (Porcupine,
+engine/tools/lincheck; its README.md has the history format)."""
+import functools
+import json
+import os
+import random
+import subprocess
+import time
+
+import redis
+
+from conftest import ENGINE, PinnedClients
+
+LINCHECK_SRC = os.path.join(ENGINE, "tools", "lincheck")
+LINCHECK = os.path.join(ENGINE, "build", "tools", "bin", "rdx-lincheck")
+
+
+@functools.lru_cache(maxsize=None)
+def lincheck_binary():
+    """Builds rdx-lincheck (go build is incremental: a no-op when nothing changed). Go is a requirement of the
+    project (hack/lib.sh); without it the test fails here, it does not skip."""
+    p = subprocess.run(["go", "build", "-o", LINCHECK, "."], cwd=LINCHECK_SRC, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, f"go build rdx-lincheck failed:\n{p.stdout}\n{p.stderr}"
+    return LINCHECK
+
+
+def lincheck(history, html=None, timeout="60s"):
+    """(exit status, report) of rdx-lincheck on `history`; with `html`, a failure's visualization goes there."""
+    cmd = [lincheck_binary(), "--timeout", timeout] + (["--html", html] if html else []) + [history]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert p.returncode in (0, 1, 3), f"{' '.join(cmd)} exited {p.returncode}: {p.stderr}"
+    return p.returncode, json.loads(p.stdout)
+
+
+class KvRecorder(PinnedClients):
+    """Clients pinned to nodes, each doing operations from `ops` on `keys` back to back, recording every operation
+    in lincheck's format: [start, end] in CLOCK_REALTIME; a write that raised has an unknown outcome (no end: a
+    timeout or a refusal after forwarding may still have applied it); a read that raised changed nothing and is
+    left out. Values are integers, so INCR applies to whatever SET wrote."""
+
+    OPS = ("get", "set", "incr", "incrby", "decr", "setnx", "getset", "del")
+
+    def __init__(self, cluster, nodes, keys, ops=OPS, per_node=2):
+        super().__init__(cluster, nodes, per_node)
+        self.keys, self.ops = keys, ops
+        self.records, self.errors = [], []
+        self.client_ids = {(n, i): k for k, (n, i) in enumerate((n, i) for n in nodes for i in range(per_node))}
+
+    def client(self, node, seed):
+        cid = self.client_ids[(node, seed)]
+        r = redis.Redis(host="127.0.0.1", port=self.cluster.node(node)["redis_port"], socket_timeout=30)
+        rng = random.Random(hash((node, seed)))
+        while not self.stop.is_set():
+            key, op = rng.choice(self.keys), rng.choice(self.ops)
+            rec = {"client": cid, "node": node, "key": key, "op": op}
+            value = str(rng.randrange(1000))
+            if op in ("set", "setnx", "getset"):
+                rec["in"] = value
+            elif op in ("incr", "incrby", "decr"):
+                rec["op"], rec["by"] = "incr", {"incr": 1, "incrby": 7, "decr": -1}[op]
+            rec["start"] = time.time_ns()
+            try:
+                out = self.call(r, op, key, value)
+            except redis.RedisError as e:
+                # Refused connections sent nothing (the node is down): no effect, and a pause before trying again.
+                sent = not (isinstance(e, redis.ConnectionError) and "connecting to" in str(e))
+                with self.lock:
+                    self.errors.append(f"{node} {op} {key}: {e}")
+                    if op != "get" and sent:
+                        self.records.append(rec)
+                if not sent:
+                    time.sleep(0.05)
+                continue
+            rec["end"] = time.time_ns()
+            if op != "set":
+                rec["out"] = out
+            with self.lock:
+                self.records.append(rec)
+
+    @staticmethod
+    def call(r, op, key, value):
+        if op == "get":
+            v = r.get(key)
+            return None if v is None else v.decode()
+        if op == "set":
+            return r.set(key, value)
+        if op == "incr":
+            return r.incr(key)
+        if op == "incrby":
+            return r.incrby(key, 7)
+        if op == "decr":
+            return r.decr(key)
+        if op == "setnx":
+            return bool(r.setnx(key, value))
+        if op == "getset":
+            v = r.getset(key, value)
+            return None if v is None else v.decode()
+        return r.delete(key)  # del
+
+    def write(self, path):
+        with open(path, "w") as f:
+            f.write('{"rdx_kv_history":1}\n')
+            for rec in self.records:
+                f.write(json.dumps(rec) + "\n")
+
+    def completed(self, kinds, during=(), nodes=None):
+        """How many operations of `kinds` completed (at `nodes`, inside one of the `during` windows if given)."""
+        return sum(1 for r in self.records
+                   if r["op"] in kinds and "end" in r and (nodes is None or r["node"] in nodes)
+                   and (not during or any(a < r["start"] and r["end"] < b for a, b in during)))

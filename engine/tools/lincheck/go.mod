@@ -1,0 +1,5 @@
+module github.com/rdx-dev/rdx/engine/tools/lincheck
+
+go 1.26.8
+
+require github.com/anishathalye/porcupine v1.3.1

@@ -1,0 +1,135 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// register is the sequential specification of one key: absent, or holding a string (Redis semantics: INCR reads
+// an absent key as 0 and fails on a value that is not an integer, so a recorded INCR result implies an integer).
+type register struct {
+	present bool
+	value   string
+}
+
+// call is what Porcupine sees as an operation's input: the key (for partitioning) and the typed argument.
+type call struct {
+	Key string
+	In  Input
+}
+
+func step(state, input, output any) (bool, any) {
+	s := state.(register)
+	in := input.(call).In
+	out := output.(Output)
+	switch in.Kind {
+	case "get":
+		return !out.Known || sameValue(s, out.Value), s
+	case "set":
+		return true, register{true, in.Value}
+	case "getset":
+		return !out.Known || sameValue(s, out.Value), register{true, in.Value}
+	case "setnx":
+		if s.present {
+			return !out.Known || !out.Flag, s
+		}
+		return !out.Known || out.Flag, register{true, in.Value}
+	case "del":
+		removed := int64(0)
+		if s.present {
+			removed = 1
+		}
+		return !out.Known || out.Int == removed, register{}
+	case "incr":
+		cur := int64(0)
+		if s.present {
+			n, err := strconv.ParseInt(s.value, 10, 64)
+			if err != nil { // the server refuses it: a recorded result is impossible, an unknown outcome had no effect
+				return !out.Known, s
+			}
+			cur = n
+		}
+		next := cur + in.By
+		return !out.Known || out.Int == next, register{true, strconv.FormatInt(next, 10)}
+	}
+	return false, s
+}
+
+func sameValue(s register, v *string) bool {
+	if v == nil {
+		return !s.present
+	}
+	return s.present && s.value == *v
+}
+
+// kvModel is a map of independent registers, partitioned by key (linearizability is per key: a history is
+// linearizable iff each key's sub-history is).
+var kvModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string]int{}
+		var parts [][]porcupine.Operation
+		for _, op := range history {
+			k := op.Input.(call).Key
+			i, ok := byKey[k]
+			if !ok {
+				i = len(parts)
+				byKey[k] = i
+				parts = append(parts, nil)
+			}
+			parts[i] = append(parts[i], op)
+		}
+		return parts
+	},
+	Init: func() any { return register{} },
+	Step: step,
+	DescribeOperation: func(input, output any) string {
+		c, out := input.(call), output.(Output)
+		arg := ""
+		switch c.In.Kind {
+		case "set", "setnx", "getset":
+			arg = fmt.Sprintf("(%q)", clip(c.In.Value))
+		case "incr":
+			arg = fmt.Sprintf("(%+d)", c.In.By)
+		}
+		res := "?"
+		if out.Known {
+			switch c.In.Kind {
+			case "get", "getset":
+				res = "nil"
+				if out.Value != nil {
+					res = fmt.Sprintf("%q", clip(*out.Value))
+				}
+			case "incr", "del":
+				res = strconv.FormatInt(out.Int, 10)
+			case "setnx":
+				res = strconv.FormatBool(out.Flag)
+			case "set":
+				res = "OK"
+			}
+		}
+		return fmt.Sprintf("%s %s%s -> %s", c.Key, c.In.Kind, arg, res)
+	},
+	DescribeState: func(state any) string {
+		if s := state.(register); s.present {
+			return fmt.Sprintf("%q", clip(s.value))
+		}
+		return "absent"
+	},
+	DescribeOperationMetadata: func(info any) string {
+		if info == nil {
+			return ""
+		}
+		return fmt.Sprint(info)
+	},
+}
+
+func clip(s string) string {
+	if len(s) > 24 {
+		return s[:21] + "..."
+	}
+	return s
+}
