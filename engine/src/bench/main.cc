@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "bench/keygen.h"
+#include "bench/kv_history.h"
 #include "bench/progress.h"
 #include "bench/summary.h"
 #include "bench/txn_mode.h"
@@ -55,6 +56,9 @@ struct Options {
   uint64_t seed = 42;
   double connect_timeout_s = 30;
   double progress_interval_s = 0;
+  bool read_any = false;  // reads go to every replica of the key's shard in turn (--read-from any)
+  std::string history;    // record the load and the run here (rdx-lincheck's format) and check it
+  std::string lincheck;   // the checker binary (default: next to rdx-bench, then PATH)
 };
 
 struct Acked {
@@ -70,6 +74,7 @@ struct ThreadState {
   std::atomic<uint64_t> progress{0};  // operations completed in any stage (progress lines)
   std::map<Code, uint64_t> errors;
   std::unordered_map<uint64_t, Acked> acked;
+  std::vector<KvOp> history;
   std::mt19937_64 rng;
   int active = 0;
 };
@@ -85,7 +90,7 @@ std::string make_value(uint64_t key, std::mt19937_64& rng, uint32_t size) {
 }
 
 Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
-                   Clock::time_point end) {
+                   Clock::time_point end, uint32_t client) {
   std::bernoulli_distribution is_read(o.read_ratio);
   while (Clock::now() < end) {
     uint64_t k = chooser.next(st.rng);
@@ -93,13 +98,15 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
     auto t0 = Clock::now();
     client::KvResult r;
     std::string value;
+    KvOp op{client, k, !read, true, false, {}, wall_ns(), 0};
     if (read) {
-      r = co_await c.get(KeyChooser::key_name(k));
+      r = co_await c.get(KeyChooser::key_name(k), o.read_any);
     } else {
       value = make_value(k, st.rng, o.value_size);
       r = co_await c.put(KeyChooser::key_name(k), value);
     }
     auto t1 = Clock::now();
+    if (!o.history.empty()) record_kv_op(st.history, std::move(op), r, value);
     bool ok = r.status == Code::kOk || (read && r.status == Code::kNotFound);
     if (!ok && st.errors[r.status]++ == 0)
       spdlog::warn("first {} error of this thread ({}): {}", code_name(r.status), read ? "get" : "put", r.error);
@@ -125,14 +132,15 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
   --st.active;
 }
 
-Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint64_t from, uint64_t to,
-                     std::atomic<uint64_t>& next) {
+Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint64_t to, std::atomic<uint64_t>& next,
+                     uint32_t client) {
   for (;;) {
     uint64_t k = next.fetch_add(1);
     if (k >= to) break;
-    (void)from;
     std::string value = make_value(k, st.rng, o.value_size);
+    KvOp op{client, k, true, true, false, {}, wall_ns(), 0};
     client::KvResult r = co_await c.put(KeyChooser::key_name(k), value);
+    if (!o.history.empty()) record_kv_op(st.history, std::move(op), r, value);
     st.progress.fetch_add(1, std::memory_order_relaxed);
     if (r.status != Code::kOk) {
       if (st.errors[r.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(r.status), r.error);
@@ -334,7 +342,8 @@ int run(const Options& o, Summary& sum) {
     phase([&](client::Client& c, ThreadState& st, uint16_t t) {
       st.rng.seed(o.seed * 7919 + t);
       st.active = static_cast<int>(o.outstanding);
-      for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(load_loop(c, st, o, 0, o.keys, load_next));
+      for (uint32_t i = 0; i < o.outstanding; ++i)
+        rpc::spawn(load_loop(c, st, o, o.keys, load_next, t * o.outstanding + i));
       while (st.active > 0) c.run_once();
     });
     progress.end();
@@ -369,7 +378,8 @@ int run(const Options& o, Summary& sum) {
       KeyChooser chooser = proto_chooser;
       st.active = static_cast<int>(o.outstanding);
       auto s = std::max(start, Clock::now());
-      for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(op_loop(c, st, o, chooser, s, end));
+      for (uint32_t i = 0; i < o.outstanding; ++i)
+        rpc::spawn(op_loop(c, st, o, chooser, s, end, t * o.outstanding + i));
       while (st.active > 0) c.run_once();
     });
     progress.end();
@@ -433,6 +443,15 @@ int run(const Options& o, Summary& sum) {
     if (verify(o, acked, phase, out, sum) != 0) rc = 3;
     progress.end();
   }
+  if (!o.history.empty()) {
+    std::vector<std::vector<KvOp>> histories;
+    for (auto& st : states) histories.push_back(std::move(st.history));
+    if (Status ws = write_kv_history(o.history, histories); !ws.is_ok()) {
+      spdlog::error("rdx-bench: {}", ws.message());
+      return 2;
+    }
+    if (int hc = check_kv_history(o.history, o.lincheck, sum); hc != 0) rc = std::max(rc, hc);
+  }
   if (!o.json_path.empty()) {
     std::ofstream(o.json_path) << out.dump(2) << "\n";
   }
@@ -467,6 +486,13 @@ std::string refused(const rdx::bench::Options& o, const rdx::bench::TxnOptions& 
     return "--ledger-base counts what earlier runs committed since another invocation loaded the data; with --load "
            "the balances start afresh (leave it out)";
   if (o.no_run && !t.history_path.empty()) return "--history records a run, and --no-run has none";
+  if (kv && !t.history_path.empty() && !o.load)
+    return "--workload kv --history needs --load: the history must hold every write of its keys (values written "
+           "before this invocation would read as never written)";
+  if (kv && !t.history_path.empty() && o.verify_acked)
+    return "--history checks linearizability of the run itself; leave out --verify-acked (its reads are not recorded)";
+  if (!kv && (o.read_any || !o.lincheck.empty()))
+    return "--read-from and --lincheck apply to --workload kv (transactions read inside the cluster)";
   if (o.no_run && !o.verify_from.empty()) return "--verify-from reads back saved writes: it neither loads nor runs";
   return "";
 }
@@ -487,7 +513,13 @@ int main(int argc, char** argv) {
   app.add_option("--coroutines", t.coroutines, "transactional: concurrent transactions per worker")
       ->check(CLI::Range(1, 4096));
   app.add_option("--nodes", t.nodes, "transactional: coordinating nodes (default: every data node)")->delimiter(',');
-  app.add_option("--history", t.history_path, "transactional: record the history here and check it");
+  app.add_option("--history", t.history_path,
+                 "record the history here and check it (transactional: strict serializability, in process; kv: "
+                 "linearizability per key with rdx-lincheck, needs --load)");
+  std::string read_from = "primary";
+  app.add_option("--read-from", read_from, "kv: GETs go to the key's primary, or to every replica in turn (any)")
+      ->check(CLI::IsMember({"primary", "any"}));
+  app.add_option("--lincheck", o.lincheck, "kv --history: the rdx-lincheck binary (default: next to rdx-bench, PATH)");
   app.add_option("--load-keys-per-txn", t.load_keys_per_txn,
                  "transactional: load in transactions of this many keys, recorded in the history (0: single-key)");
   app.add_option("--local-backup-reads", t.local_backup_reads, "transactional: on|off|topology")
@@ -550,6 +582,8 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%H:%M:%S.%e %^%l%$ %v");
   describe(workload);
   sum.stage = o.no_run ? "load" : "run";
+  o.read_any = read_from == "any";
+  if (workload == "kv") o.history = t.history_path;
   if (std::string why = refused(o, t, workload, ledger_opt->count() > 0); !why.empty()) {
     spdlog::error("rdx-bench: {}", why);
     return finish(2);

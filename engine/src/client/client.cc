@@ -96,16 +96,19 @@ Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint
   return Status::ok();
 }
 
-Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string payload) {
+uint16_t Client::primary_of(std::string_view key) const {
   const cluster::Topology& t = ct_.topology();
-  uint16_t primary = t.primary_of(t.shard_of_key(key));
+  return t.primary_of(t.shard_of_key(key));
+}
+
+Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payload) {
   KvResult r;
-  if (!peers_[primary].up) {
+  if (!peers_[node].up) {
     r.status = Code::kUnavailable;
-    r.error = "not connected to " + t.nodes[primary].name;
+    r.error = "not connected to " + ct_.topology().nodes[node].name;
     co_return r;
   }
-  rpc::Response resp = co_await rpc_->call(*peers_[primary].conn, type, rpc::as_bytes_of(payload));
+  rpc::Response resp = co_await rpc_->call(*peers_[node].conn, type, rpc::as_bytes_of(payload));
   r.status = resp.status;
   if (resp.status != Code::kOk) {
     r.error = std::move(resp.payload);
@@ -121,22 +124,34 @@ Task<KvResult> Client::call(std::string_view key, rpc::MsgType type, std::string
   co_return r;
 }
 
-Task<KvResult> Client::get(std::string key) {
+Task<KvResult> Client::get(std::string key, bool any_replica) {
+  uint16_t node = primary_of(key);
+  if (any_replica) {
+    const cluster::Topology& t = ct_.topology();
+    const auto& members = t.shards[t.shard_of_key(key)].members;
+    for (size_t tries = 0; tries < members.size(); ++tries) {
+      const uint16_t m = members[pick_++ % members.size()];
+      if (peers_[m].up) {
+        node = m;
+        break;
+      }
+    }
+  }
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(key, cluster::kKvGet, w.data());
+  co_return co_await call(node, cluster::kKvGet, w.data());
 }
 
 Task<KvResult> Client::put(std::string key, std::string value) {
   rpc::Writer w;
   w.bytes(key).bytes(value);
-  co_return co_await call(key, cluster::kKvPut, w.data());
+  co_return co_await call(primary_of(key), cluster::kKvPut, w.data());
 }
 
 Task<KvResult> Client::remove(std::string key) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(key, cluster::kKvDel, w.data());
+  co_return co_await call(primary_of(key), cluster::kKvDel, w.data());
 }
 
 void Client::run_once(std::chrono::microseconds idle_wait) {

@@ -49,7 +49,9 @@ class Client {
     return peers_[node].conn;
   }
 
-  rpc::Task<KvResult> get(std::string key);
+  // Reads from the key's primary, or with `any_replica` from the members of its shard in turn (among those
+  // this client is connected to): a backup answers from its copy when the cluster allows local backup reads.
+  rpc::Task<KvResult> get(std::string key, bool any_replica = false);
   rpc::Task<KvResult> put(std::string key, std::string value);
   rpc::Task<KvResult> remove(std::string key);
 
@@ -63,7 +65,8 @@ class Client {
 
  private:
   Client(ClientTransport& ct, uint16_t thread) : ct_(ct), thread_(thread) {}
-  rpc::Task<KvResult> call(std::string_view key, rpc::MsgType type, std::string payload);
+  rpc::Task<KvResult> call(uint16_t node, rpc::MsgType type, std::string payload);
+  uint16_t primary_of(std::string_view key) const;
   void on_conn(const transport::Completion& c);
 
   ClientTransport& ct_;
@@ -77,6 +80,7 @@ class Client {
   };
   std::vector<Peer> peers_;
   int idle_ = 0;
+  uint64_t pick_ = 0;  // rotates reads over replicas
 };
 
 }  // namespace rdx::client

@@ -1,0 +1,44 @@
+"""rdx-bench --workload kv --history: the load and the run recorded in rdx-lincheck's format and checked per key
+for linearizability (Porcupine), with GETs spread over every replica (--read-from any: backups answer from their
+copy). A planted early acknowledgement must be caught, with the visualization written next to the history."""
+import os
+
+from kvhistory import lincheck_binary
+from test_bench_summary import bench
+
+ARGS = ["--load", "--keys", "8", "--threads", "2", "--outstanding", "4", "--duration", "3", "--warmup", "0",
+        "--read-from", "any"]
+
+
+def test_kv_history_is_linearizable_with_reads_at_every_replica(cluster):
+    cluster.up(nodes=3)
+    hist = os.path.join(cluster.dir, "kv.jsonl")
+    p, s = bench(cluster, *ARGS, "--history", hist, "--lincheck", lincheck_binary())
+    assert "linearizability:" in p.stdout and "linearizable" in p.stdout
+    c = s["checker"]
+    assert c["model"] == "linearizability" and c["ok"] and c["violations"] == 0, c
+    assert c["checked"] > 2000, "the history holds the load and every completed operation of the run"
+    with open(hist) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == '{"rdx_kv_history":1}' and len(lines) - 1 == c["checked"]
+    assert any('"op":"get"' in ln for ln in lines) and any('"op":"set"' in ln for ln in lines)
+
+
+def test_a_planted_early_acknowledgement_is_caught(cluster):
+    cluster.up(nodes=3, extra=["--rdxd-arg=--test-fault=ack-before-replication"])
+    hist = os.path.join(cluster.dir, "planted.jsonl")
+    p, s = bench(cluster, *ARGS, "--history", hist, "--lincheck", lincheck_binary(), check=False)
+    assert p.returncode == 3, p.returncode
+    c = s["checker"]
+    assert c["model"] == "linearizability" and not c["ok"] and c["violations"] > 0, c
+    assert "not linearizable" in c["anomaly"] and os.path.getsize(hist + ".html") > 1000
+
+
+def test_kv_history_refusals(cluster):
+    cluster.up(nodes=1)
+    for args, why in [(["--history", "h.jsonl"], "needs --load"),
+                      (["--load", "--history", "h.jsonl", "--verify-acked"], "leave out --verify-acked"),
+                      (["--workload", "smallbank", "--read-from", "any"], "apply to --workload kv")]:
+        p, s = bench(cluster, *args, check=False)
+        assert p.returncode == 2 and why in p.stdout + p.stderr, (args, p.stderr)
+        assert not os.path.exists("h.jsonl")
