@@ -330,6 +330,20 @@ func deletePod(t *testing.T, env *framework.Env, c *cluster, name, what string) 
 		}
 		return nil
 	})
+	if strings.HasSuffix(name, "-0") { // ordinal 0: the shard's primary
+		env.Eventually(t, "condition Writable False naming "+name, readyTimeout, func(ctx context.Context) error {
+			_, st, err := c.get(ctx)
+			if err != nil {
+				return err
+			}
+			w := findCondition(st.Conditions, "Writable")
+			if w == nil || w.Status != metav1.ConditionFalse || w.Reason != "PrimaryNotReady" || !strings.Contains(w.Message, name) {
+				return fmt.Errorf("condition Writable %s", conditionText(w))
+			}
+			env.Logf(t, "while %s is replaced: Writable=False %s: %s", name, w.Reason, w.Message)
+			return nil
+		})
+	}
 	// Ready must hold for longer than the readiness probe takes to notice a failure (period 5 s x 3 failures): right
 	// after a restart the other pods may still be reconnecting to the new pod (DNS answers for its name can be stale
 	// for up to the CoreDNS TTL), and their Ready conditions lag that by up to 15 s.

@@ -115,6 +115,9 @@ func (c *cluster) ready(ctx context.Context) error {
 	if cond == nil || cond.Status != metav1.ConditionTrue {
 		return fmt.Errorf("condition Ready %s; phase %s, %d/%d replicas ready", conditionText(cond), st.Phase, st.ReadyReplicas, c.want())
 	}
+	if w := findCondition(st.Conditions, "Writable"); w == nil || w.Status != metav1.ConditionTrue {
+		return fmt.Errorf("Ready, but condition Writable %s", conditionText(w))
+	}
 	if st.Phase != "Running" || st.ReadyReplicas != c.want() {
 		return fmt.Errorf("phase %s, %d/%d replicas ready", st.Phase, st.ReadyReplicas, c.want())
 	}

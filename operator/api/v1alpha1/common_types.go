@@ -13,6 +13,10 @@ const (
 	// ConditionDegraded is True when something needs attention: a reconcile step failed, or pods fail to start,
 	// crash, cannot be scheduled, or stay unready longer than the operator's --degraded-after.
 	ConditionDegraded = "Degraded"
+	// ConditionWritable is True when the primary of every shard of a TxCluster runs the current configuration and
+	// passes /readyz. False names the shards whose primary does not: their keys refuse writes (and transactions that
+	// write them) until that pod is back, since rdxd does not promote a backup.
+	ConditionWritable = "Writable"
 )
 
 // LocalObjectReference names an object in the same namespace.

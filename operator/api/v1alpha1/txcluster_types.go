@@ -41,6 +41,7 @@ import (
 // +kubebuilder:printcolumn:name="Epoch",type=integer,JSONPath=`.status.epoch`,priority=1
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Writable",type=string,JSONPath=`.status.conditions[?(@.type=="Writable")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label of at most 40 characters: it prefixes StatefulSet, Service and pod names"
 type TxCluster struct {
@@ -513,7 +514,7 @@ type TxClusterStatus struct {
 	// +listType=map
 	// +listMapKey=id
 	Shards []ShardStatus `json:"shards,omitempty"`
-	// conditions: Ready, Progressing, Degraded.
+	// conditions: Ready, Progressing, Degraded, Writable.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -531,6 +532,9 @@ type ShardStatus struct {
 	// primary is the member that orders writes (the first member).
 	// +optional
 	Primary string `json:"primary,omitempty"`
+	// primaryReady: the primary runs the current configuration and passes /readyz (the shard takes writes).
+	// +optional
+	PrimaryReady bool `json:"primaryReady,omitempty"`
 	// readyMembers is the number of members that pass /readyz.
 	// +optional
 	ReadyMembers int32 `json:"readyMembers,omitempty"`

@@ -26,13 +26,19 @@ func SetCondition(conds *[]metav1.Condition, generation int64, typ string, ok bo
 // ReportReadyTransition records a Normal Ready event on owner when its Ready condition became True between before
 // and after, and a Warning NotReady event when it stopped being True; each carries the new condition's message.
 func (a *Applier) ReportReadyTransition(owner client.Object, before, after []metav1.Condition) {
-	was := meta.IsStatusConditionTrue(before, rdxv1.ConditionReady)
-	now := meta.FindStatusCondition(after, rdxv1.ConditionReady)
+	a.ReportTransition(owner, before, after, rdxv1.ConditionReady, "Ready", "NotReady")
+}
+
+// ReportTransition records a Normal event `became` when condition typ became True between before and after, and a
+// Warning event `lost` when it stopped being True; each carries the new condition's message.
+func (a *Applier) ReportTransition(owner client.Object, before, after []metav1.Condition, typ, became, lost string) {
+	was := meta.IsStatusConditionTrue(before, typ)
+	now := meta.FindStatusCondition(after, typ)
 	switch {
 	case now == nil:
 	case !was && now.Status == metav1.ConditionTrue:
-		a.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "%s", now.Message)
+		a.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, became, "Reconcile", "%s", now.Message)
 	case was && now.Status != metav1.ConditionTrue:
-		a.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, "NotReady", "Reconcile", "%s", now.Message)
+		a.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, lost, "Reconcile", "%s", now.Message)
 	}
 }

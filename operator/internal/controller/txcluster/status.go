@@ -28,6 +28,8 @@ const (
 	ReasonWaitingForPods    = "WaitingForReplicas"
 	ReasonPodsFailing       = "PodsFailing"
 	ReasonAsExpected        = "AsExpected"
+	ReasonPrimariesReady    = "AllPrimariesReady"
+	ReasonPrimaryNotReady   = "PrimaryNotReady"
 	maxConditionMessageItem = 5
 )
 
@@ -68,7 +70,7 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 	for i := range o.pods {
 		pods[o.pods[i].Name] = &o.pods[i]
 	}
-	var waiting []string
+	var waiting, noPrimary []string
 	for _, shard := range o.topology.Shards {
 		ss := rdxv1.ShardStatus{ID: shard.ID, Members: shard.Members}
 		if len(shard.Members) > 0 {
@@ -77,7 +79,11 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		for _, m := range shard.Members {
 			if p := pods[m]; p != nil && runsCurrent(p, o.restartHash) && podReady(p) {
 				ss.ReadyMembers++
+				ss.PrimaryReady = ss.PrimaryReady || m == ss.Primary
 			}
+		}
+		if !ss.PrimaryReady {
+			noPrimary = append(noPrimary, fmt.Sprintf("shard %d: primary %s not ready", shard.ID, ss.Primary))
 		}
 		if ss.ReadyMembers < int32(len(shard.Members)) {
 			waiting = append(waiting, fmt.Sprintf("shard %d: %d/%d ready", shard.ID, ss.ReadyMembers, len(shard.Members)))
@@ -140,6 +146,14 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		set(rdxv1.ConditionDegraded, true, ReasonPodsFailing, summarize(failing))
 	default:
 		set(rdxv1.ConditionDegraded, false, ReasonAsExpected, "no failures observed")
+	}
+
+	if len(noPrimary) > 0 {
+		set(rdxv1.ConditionWritable, false, ReasonPrimaryNotReady,
+			summarize(noPrimary)+" (its keys refuse writes until it is back)")
+	} else {
+		set(rdxv1.ConditionWritable, true, ReasonPrimariesReady,
+			fmt.Sprintf("the primaries of all %d shards are ready", len(o.topology.Shards)))
 	}
 
 	switch {

@@ -101,6 +101,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(obs.stepErr, fmt.Errorf("status: %w", err))
 	}
 	r.applier().ReportReadyTransition(&c, c.Status.Conditions, status.Conditions)
+	r.applier().ReportTransition(&c, c.Status.Conditions, status.Conditions, rdxv1.ConditionWritable, "Writable",
+		"PrimaryUnavailable")
 	if obs.stepErr != nil {
 		return ctrl.Result{}, obs.stepErr
 	}

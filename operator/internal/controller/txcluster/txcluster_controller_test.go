@@ -282,8 +282,11 @@ func TestStatusFollowsPods(t *testing.T) {
 	if err := conditionIs(&cur.Status, rdxv1.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete); err != nil {
 		t.Error(err)
 	}
-	if cur.Status.Shards[0].Primary != "ready-s0-0" || cur.Status.Shards[0].ReadyMembers != 3 {
+	if s := cur.Status.Shards[0]; s.Primary != "ready-s0-0" || !s.PrimaryReady || s.ReadyMembers != 3 {
 		t.Errorf("shard status = %+v", cur.Status.Shards[0])
+	}
+	if err := conditionIs(&cur.Status, rdxv1.ConditionWritable, metav1.ConditionTrue, ReasonPrimariesReady); err != nil {
+		t.Error(err)
 	}
 	waitEvent(t, c, "Ready", "1 shards x 3 replicas ready at epoch 1")
 
@@ -301,6 +304,23 @@ func TestStatusFollowsPods(t *testing.T) {
 		return conditionIs(st, rdxv1.ConditionDegraded, metav1.ConditionTrue, ReasonPodsFailing)
 	})
 	waitEvent(t, c, "NotReady", "shard 0: 2/3 ready")
+	// A backup down: the shard still takes writes.
+	if err := conditionIs(&waitStatus(t, c, func(*rdxv1.TxClusterStatus) error { return nil }).Status,
+		rdxv1.ConditionWritable, metav1.ConditionTrue, ReasonPrimariesReady); err != nil {
+		t.Error(err)
+	}
+
+	// The primary down: its keys refuse writes, and the status and an event say which shard and why.
+	setPodReady(t, pods[0], false)
+	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
+		if st.Shards[0].PrimaryReady {
+			return fmt.Errorf("shard %+v", st.Shards[0])
+		}
+		return conditionIs(st, rdxv1.ConditionWritable, metav1.ConditionFalse, ReasonPrimaryNotReady)
+	})
+	waitEvent(t, c, "PrimaryUnavailable", "shard 0: primary ready-s0-0 not ready (its keys refuse writes until it is back)")
+	setPodReady(t, pods[0], true)
+	waitEvent(t, c, "Writable", "the primaries of all 1 shards are ready")
 }
 
 // TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas or protocol change bumps the
