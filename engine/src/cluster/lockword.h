@@ -7,6 +7,8 @@
 //                             48 bits name it (WorkerContext::next_writer_id)
 //   bit 62      kNotReadable  replica: holds an applied write not yet known committed (readers ask the primary)
 //   bit 61      kAbsent       the key does not exist (yet): a placeholder that carries a lock, or a pending delete
+//   bits 0-47   at a replica, with kNotReadable: the low bits of the hidden write's version, so the notice that
+//               makes an older write readable cannot clear the mark of a newer one (primary_backup/replica.cc)
 //   bits 48-55  holds         replica: how many held writes (ReplicaLog kHold) of this key wait for their outcome;
 //                             the key is not readable while any does
 #include <cstdint>

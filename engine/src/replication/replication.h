@@ -30,6 +30,8 @@ namespace rdx::replication {
 struct TestFaults {
   bool ack_before_replication = false;  // acknowledge writes before the other replicas have them
   bool reads_without_lease = false;     // backups read their own copy without holding leases (cluster/leases.h)
+  bool unilateral_exclusion = false;    // a node excludes a replica without telling the others (primary_backup)
+  bool slow_readable_notices = false;   // widens a race window: a backup pauses inside "make readable" (not a bug)
 };
 
 // What the node-wide part gets when the node starts.

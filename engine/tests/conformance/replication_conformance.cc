@@ -236,6 +236,18 @@ TEST_P(ReplicationConformance, LogFeedCarriesEveryWriteOnceInVersionOrder) {
   EXPECT_GT(r.feed.size(), 100u);
 }
 
+// Backups that take their time between checking a "make readable" notice and acting on it (rdx-specific knob,
+// TestFaults::slow_readable_notices): a newer write replicated meanwhile must stay hidden until its own notice.
+// Without the version tag in the lock word this made a backup serve a write before its primary committed it.
+TEST_P(ReplicationConformance, LinearizableWhenReadableNoticesAreSlow) {
+  replication::TestFaults f;
+  f.slow_readable_notices = true;
+  Outcome r = run_cluster(GetParam(), f, false);
+  for (const auto& fl : r.failures) ADD_FAILURE() << fl;
+  EXPECT_TRUE(r.report.ok()) << describe(r);
+  EXPECT_GT(r.report.stats.versions, 100u);
+}
+
 TEST_P(ReplicationConformance, PlantedFaultIsCaught) {
   replication::TestFaults f;
   f.ack_before_replication = true;

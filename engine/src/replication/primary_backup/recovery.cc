@@ -244,17 +244,24 @@ Task<bool> Recovery::copy_from(uint16_t source) {
     // Versions of keys the source deleted: this copy must never issue them again (a WATCH or a transaction may
     // hold one, and would take a re-created key for the one it read).
     ctx_.table().raise_removed_version_max(rd.get<uint64_t>());
+    bool bad_flags = false;
     for (uint32_t i = 0; i < count && rd.ok(); ++i) {
       std::string_view key = rd.bytes(cluster::kMaxKeyBytes);
       std::string_view value = rd.bytes(store::kMaxValueBytes);
       auto version = rd.get<uint64_t>();
       auto flags = rd.get<uint64_t>();
       if (!rd.ok()) break;
+      if (flags != 0 && flags != cluster::lockword::kNotReadable) {
+        bad_flags = true;
+        break;
+      }
+      // A hidden record carries its version's tag, as apply_hidden leaves it (cluster/lockword.h).
+      if (flags != 0) flags |= cluster::lockword::owner_bits(version);
       bool applied = state_.apply_snapshot(
           key, version, [&] { ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags); });
       applied ? ++copied : ++skipped;
     }
-    if (!rd.done()) {
+    if (!rd.done() || bad_flags) {
       spdlog::error("recovery: malformed snapshot page from {}", name);
       co_return false;
     }

@@ -11,6 +11,8 @@
 // go when final; while this node joins, they leave tombstones (recovery.h).
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 #include "cluster/lockword.h"
 #include "cluster/record_locks.h"
 #include "replication/primary_backup/primary_backup.h"
@@ -124,10 +126,15 @@ void PbWorker::apply_at_primary(const LogWrite& w) {
 
 void PbWorker::apply_hidden(const LogBatch& b) {
   for (const LogWrite& w : b.writes) {
-    // An existing record gets its flags before the value: hidden, and absent exactly when the write deletes (a
-    // value written over a pending delete is no delete any more).
-    const uint64_t bits = kNotReadable | (w.value ? 0 : kAbsent);
-    cluster::update_lock_bits(ctx_.table(), ctx_.session(), w.key, bits, w.value ? kAbsent : 0);
+    // An existing record gets its flags before the value, in one step: hidden, tagged with this write's version
+    // (so a notice about the write it replaces can no longer make it readable: make_readable), and absent exactly
+    // when the write deletes (a value written over a pending delete is no delete any more). An existing record
+    // keeps its lock word through the put: without the tag the word would not change, and a notice that loaded it
+    // just before would clear the hidden mark of this newer, uncommitted write (seen under TSan: a backup served a
+    // write before the primary committed it, and another backup then served the older value).
+    const uint64_t tag = owner_bits(w.version);
+    const uint64_t bits = kNotReadable | tag | (w.value ? 0 : kAbsent);
+    cluster::update_lock_bits(ctx_.table(), ctx_.session(), w.key, bits, (kOwnerMask & ~tag) | (w.value ? kAbsent : 0));
     store::OpStatus s = ctx_.table().put(ctx_.session(), w.key, w.value ? std::string_view(*w.value) : "", w.version,
                                          nullptr, /*new_lock_word=*/bits);
     if (s != store::OpStatus::kOk && s != store::OpStatus::kStale)
@@ -142,13 +149,15 @@ void PbWorker::make_readable(const LogBatch& b) {
       if (!ref.valid()) break;
       uint64_t word = ref.lock_word().load(std::memory_order_acquire);
       if (retired(word)) continue;
-      // Only the write this notice is about: a later pending write stays hidden.
-      if (ref.version() != w.version || (word & kNotReadable) == 0) break;
+      // Only the write this notice is about: a later pending write stays hidden (its tag is set before its value).
+      if (ref.version() != w.version || (word & kNotReadable) == 0 || (word & kOwnerMask) != owner_bits(w.version))
+        break;
       // A committed delete goes, unless held writes of the key still wait (the last one's release removes it).
       if (absent(word) && holds(word) == 0) {
         remove_final(w.key, w.version);
         break;
       }
+      if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
       if (ref.lock_word().compare_exchange_strong(word, word & ~kNotReadable, std::memory_order_acq_rel)) break;
     }
   }
