@@ -83,11 +83,16 @@ int main(int argc, char** argv) {
   app.add_flag("--busy-poll", busy_poll, "workers never sleep (lowest latency; one core per worker)");
   app.add_flag("--list", list, "print the transports, protocols and workloads this build implements, and exit");
   app.add_flag("--json", list_json, "with --list: as JSON");
+  std::string test_partition;
+  app.add_option("--test-partition", test_partition,
+                 "A,B: tests only: on SIGUSR1, node A drops every message from B and sends it none, and B likewise "
+                 "(a network partition between them; SIGUSR1 again heals it); other nodes ignore it");
   app.add_option("--test-fault", test_faults,
                  "plant a known bug, for tests that show their checks catch it (never in production): "
                  "reads-without-lease (backups read their copy without holding leases), ack-before-replication "
-                 "(single-key writes are acknowledged before the backups have them)")
-      ->check(CLI::IsMember({"reads-without-lease", "ack-before-replication"}));
+                 "(single-key writes are acknowledged before the backups have them), unilateral-exclusion (a node "
+                 "excludes a replica without the others agreeing)")
+      ->check(CLI::IsMember({"reads-without-lease", "ack-before-replication", "unilateral-exclusion"}));
   CLI11_PARSE(app, argc, argv);
   if (list) {
     print_registered(list_json);
@@ -115,6 +120,7 @@ int main(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -131,7 +137,15 @@ int main(int argc, char** argv) {
   for (const std::string& f : test_faults) {
     if (f == "reads-without-lease") opts.faults.reads_without_lease = true;
     if (f == "ack-before-replication") opts.faults.ack_before_replication = true;
+    if (f == "unilateral-exclusion") opts.faults.unilateral_exclusion = true;
     spdlog::warn("rdxd: test fault planted: {}", f);
+  }
+  if (auto comma = test_partition.find(','); comma != std::string::npos) {
+    const std::string a = test_partition.substr(0, comma), b = test_partition.substr(comma + 1);
+    if (node_name == a || node_name == b) opts.test_partition_peer = node_name == a ? b : a;
+  } else if (!test_partition.empty()) {
+    spdlog::error("rdxd: --test-partition wants two node names, A,B");
+    return 2;
   }
   auto node = rdx::server::Node::create(std::move(topo.value()), opts);
   if (!node) {
@@ -145,7 +159,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) node.value()->toggle_test_partition();
   spdlog::info("rdxd: signal {} received, stopping", sig);
   node.value()->stop();
   spdlog::info("rdxd: stopped");

@@ -311,6 +311,8 @@ void Rpc::on_packet(const Completion& cp) {
     ++stats_.bad_packets;  // a message from another configuration epoch: ignore it
     return;
   }
+  if (drop_from_ != nullptr && drop_from_->load(std::memory_order_relaxed) == static_cast<int32_t>(cp.peer_node))
+    return;  // a planted partition (tests)
   // Validate the whole packet before dispatching any of it, so a malformed tail cannot half-apply a batch.
   size_t off = sizeof(ph);
   for (uint16_t i = 0; i < ph.count; ++i) {

@@ -7,6 +7,7 @@
 //   smart acks: one kAckRange covers every consecutive id of a (connection, type) completed since the last flush;
 // - one-sided operations as awaitables (co_await rpc.read(...)), so protocols mix both primitives in one coroutine.
 // Not thread-safe: one Rpc per worker, used only from that worker's thread.
+#include <atomic>
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
@@ -181,6 +182,8 @@ class Rpc {
   // connection: its peer was declared failed, so nobody should wait for it any more. Late answers are dropped.
   void abandon_calls(ConnId conn);
   const RpcStats& stats() const { return stats_; }
+  // Tests (rdxd --test-partition): while *peer holds a node id, every message from that node is dropped unread.
+  void drop_messages_from(const std::atomic<int32_t>* peer) { drop_from_ = peer; }
   transport::Endpoint& endpoint() { return ep_; }
   Scheduler& scheduler() { return sched_; }
   const RpcConfig& config() const { return cfg_; }
@@ -231,6 +234,7 @@ class Rpc {
   uint64_t next_call_id_ = 1;
   std::chrono::steady_clock::time_point next_expiry_check_{};
   RpcStats stats_;
+  const std::atomic<int32_t>* drop_from_ = nullptr;
 };
 
 // Payload helpers: messages are plain structs plus byte strings, copied with memcpy.

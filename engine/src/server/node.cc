@@ -133,6 +133,14 @@ Status Node::start() {
   return Status::ok();
 }
 
+void Node::toggle_test_partition() {
+  const cluster::NodeSpec* peer = topo_.find_node(opts_.test_partition_peer);
+  if (peer == nullptr) return;
+  const bool on = partitioned_from_.load() != peer->id;
+  partitioned_from_.store(on ? peer->id : -1);
+  spdlog::warn("rdxd: test partition from {} {}", peer->name, on ? "on" : "healed");
+}
+
 void Node::stop() {
   if (!started_) return;
   started_ = false;

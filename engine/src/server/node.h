@@ -22,7 +22,8 @@ namespace rdx::server {
 class Worker;
 
 struct NodeOptions {
-  std::string node_name;  // which topology entry is this process
+  std::string node_name;            // which topology entry is this process
+  std::string test_partition_peer;  // tests: the node toggle_test_partition() cuts this node off from
   std::string listen_host = "0.0.0.0";
   std::string http_host = "0.0.0.0";
   bool busy_poll = false;          // workers never block (lowest latency, burns a core each)
@@ -59,6 +60,10 @@ class Node {
   const txn::TxnOptions& txn_options() const { return txn_options_; }
   const std::vector<ServiceFactory>& service_factories() const { return services_; }
   const NodeOptions& options() const { return opts_; }
+  // Tests (rdxd --test-partition): cuts this node off from options().test_partition_peer, or heals the cut: no
+  // message goes to it (WorkerContext::peer says it is unreachable) and every message from it is dropped.
+  void toggle_test_partition();
+  const std::atomic<int32_t>& partitioned_from() const { return partitioned_from_; }
   const std::string& password() const { return password_; }
   std::string info_text() const;
   metrics::Registry& metrics() { return metrics_; }
@@ -71,6 +76,7 @@ class Node {
 
   cluster::Topology topo_;
   NodeOptions opts_;
+  std::atomic<int32_t> partitioned_from_{-1};
   uint16_t self_;
   std::unique_ptr<cluster::Membership> membership_;
   const replication::ReplicationEntry* replication_entry_ = nullptr;

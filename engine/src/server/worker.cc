@@ -40,6 +40,7 @@ uint64_t Worker::next_writer_id() {
 
 std::optional<transport::ConnId> Worker::peer(uint16_t node) const {
   if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
+  if (node_.partitioned_from().load(std::memory_order_relaxed) == node) return std::nullopt;  // tests
   return peers_[node].conn;
 }
 
@@ -79,6 +80,7 @@ Status Worker::init_in_thread() {
   rc.max_batch_messages = t.batch_max_messages;
   rpc_ = std::make_unique<rpc::Rpc>(*ep_, sched_, rc);
   rpc_->on_connection([this](const transport::Completion& c) { on_conn_event(c); });
+  if (!node_.options().test_partition_peer.empty()) rpc_->drop_messages_from(&node_.partitioned_from());
   session_.emplace(node_.table().session());
   local_reads_ = std::make_unique<cluster::LocalReads>(*rpc_, sched_, node_.table(), *session_);
   peers_.resize(t.nodes.size());

@@ -37,13 +37,16 @@ class KvRecorder(PinnedClients):
     """Clients pinned to nodes, each doing operations from `ops` on `keys` back to back, recording every operation
     in lincheck's format: [start, end] in CLOCK_REALTIME; a write that raised has an unknown outcome (no end: a
     timeout or a refusal after forwarding may still have applied it); a read that raised changed nothing and is
-    left out. Values are integers, so INCR applies to whatever SET wrote."""
+    left out. Values are integers, so INCR applies to whatever SET wrote. `ops` may differ per node (a dict);
+    clients at the nodes in `stop_on_error` end when their connection fails. "multi-incr" is INCR inside MULTI/EXEC (a
+    transaction coordinated by the node the client talks to)."""
 
     OPS = ("get", "set", "incr", "incrby", "decr", "setnx", "getset", "del")
 
-    def __init__(self, cluster, nodes, keys, ops=OPS, per_node=2):
+    def __init__(self, cluster, nodes, keys, ops=OPS, per_node=2, stop_on_error=()):
         super().__init__(cluster, nodes, per_node)
-        self.keys, self.ops = keys, ops
+        self.keys, self.stop_on_error = keys, set(stop_on_error)
+        self.ops = ops if isinstance(ops, dict) else {n: ops for n in nodes}
         self.records, self.errors = [], []
         self.client_ids = {(n, i): k for k, (n, i) in enumerate((n, i) for n in nodes for i in range(per_node))}
 
@@ -52,23 +55,27 @@ class KvRecorder(PinnedClients):
         r = redis.Redis(host="127.0.0.1", port=self.cluster.node(node)["redis_port"], socket_timeout=30)
         rng = random.Random(hash((node, seed)))
         while not self.stop.is_set():
-            key, op = rng.choice(self.keys), rng.choice(self.ops)
+            key, op = rng.choice(self.keys), rng.choice(self.ops[node])
             rec = {"client": cid, "node": node, "key": key, "op": op}
             value = str(rng.randrange(1000))
             if op in ("set", "setnx", "getset"):
                 rec["in"] = value
-            elif op in ("incr", "incrby", "decr"):
-                rec["op"], rec["by"] = "incr", {"incr": 1, "incrby": 7, "decr": -1}[op]
+            elif op in ("incr", "incrby", "decr", "multi-incr"):
+                rec["op"], rec["by"] = "incr", {"incr": 1, "incrby": 7, "decr": -1, "multi-incr": 1}[op]
             rec["start"] = time.time_ns()
             try:
                 out = self.call(r, op, key, value)
             except redis.RedisError as e:
-                # Refused connections sent nothing (the node is down): no effect, and a pause before trying again.
+                # Refused connections sent nothing (the node is down): no effect, and a pause before trying again. A
+                # transaction the server aborted (a conflict) had no effect either.
                 sent = not (isinstance(e, redis.ConnectionError) and "connecting to" in str(e))
+                aborted = isinstance(e, redis.ResponseError) and "aborted" in str(e)
                 with self.lock:
                     self.errors.append(f"{node} {op} {key}: {e}")
-                    if op != "get" and sent:
+                    if op != "get" and sent and not aborted:
                         self.records.append(rec)
+                if node in self.stop_on_error and isinstance(e, (redis.ConnectionError, redis.TimeoutError)):
+                    return
                 if not sent:
                     time.sleep(0.05)
                 continue
@@ -87,6 +94,10 @@ class KvRecorder(PinnedClients):
             return r.set(key, value)
         if op == "incr":
             return r.incr(key)
+        if op == "multi-incr":
+            pipe = r.pipeline(transaction=True)
+            pipe.incr(key)
+            return pipe.execute()[0]
         if op == "incrby":
             return r.incrby(key, 7)
         if op == "decr":

@@ -21,8 +21,9 @@ enum Msg : uint16_t {
   kJoinDone = 6,
   kSyncScan =
       7,  // request: u64 session -> u8 done, u32 count, u64 removed_version_max, count x (key, value, version, flags)
+  kExcluded = 8,  // request: u16 node -> kOk once the receiver excluded it too (kAborted: it rejoined meanwhile)
 };
-inline constexpr uint16_t kMessageCount = 8;
+inline constexpr uint16_t kMessageCount = 9;
 
 // The writes of one transaction (or one single-key write) for one replica.
 struct LogBatch {

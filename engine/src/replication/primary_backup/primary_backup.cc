@@ -47,6 +47,7 @@ Status PbWorker::start() {
     }
     ctx_.rpc().ack(in.reply_to());
   }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kExcluded), [this](const rpc::Incoming& in) { serve_excluded(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) {
     auto b = LogBatch::decode(in.payload);
     if (!b) return;
@@ -94,12 +95,63 @@ void PbWorker::on_membership_change() {
   }
 }
 
+// Agreed exclusion: before this node commits a write without `node`, every other data node that answers has
+// excluded it too (revoked it and waited out the leases it granted). So a node that excluded `node` and then
+// restarts (forgetting it) cannot let `node` read a copy that missed this node's writes: the others still refuse it
+// leases and answer its heartbeats "excluded", and it recovers. The others exclude in parallel with this node's own
+// wait for its grant to end; one that does not answer within a few lease periods is not waited for (it is down or
+// cut off itself).
 Task<void> PbWorker::exclude(uint16_t node, std::string why) {
   if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) co_return;
+  ctx_.membership().leases().revoke(node);
+  if (!node_.env().faults.unilateral_exclusion) co_await announce_exclusion(node);
   const bool excluded = co_await cluster::exclude_after_lease(ctx_, node);
   if (!excluded) co_return;
   spdlog::warn("primary-backup: replica {} {}; excluded until it rejoins", ctx_.topology().nodes[node].name, why);
   on_membership_change();
+}
+
+Task<void> PbWorker::announce_exclusion(uint16_t node) {
+  const auto timeout = 3 * ctx_.membership().leases().duration() + std::chrono::seconds(1);
+  rpc::Writer w;
+  w.put(node);
+  std::vector<uint16_t> asked;
+  std::vector<Task<rpc::Response>> calls;
+  for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self())) {
+    auto conn = n == node ? std::nullopt : ctx_.peer(n);
+    if (!conn) continue;
+    asked.push_back(n);
+    calls.push_back([](rpc::Rpc& rpc, transport::ConnId c, rpc::MsgType type, std::string body,
+                       std::chrono::milliseconds t) -> Task<rpc::Response> {
+      co_return co_await rpc.call(c, type, rpc::as_bytes_of(body), t);
+    }(ctx_.rpc(), *conn, msgs_.at(kExcluded), w.data(),
+                                                    std::chrono::duration_cast<std::chrono::milliseconds>(timeout)));
+  }
+  auto answers = co_await rpc::when_all(std::move(calls));
+  for (size_t i = 0; i < asked.size(); ++i)
+    if (answers[i].status != Code::kOk)
+      spdlog::warn("primary-backup: {} did not confirm the exclusion of {} ({})", ctx_.topology().nodes[asked[i]].name,
+                   ctx_.topology().nodes[node].name, code_name(answers[i].status));
+}
+
+// Another node excluded `node`: exclude it here too (no further announcement), then confirm.
+void PbWorker::serve_excluded(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const auto node = rd.get<uint16_t>();
+  const cluster::Topology& t = ctx_.topology();
+  if (!rd.done() || node >= t.nodes.size() || node == ctx_.self() || node == in.peer_node ||
+      t.nodes[node].role != cluster::Role::kData || t.primary_of(static_cast<uint32_t>(t.nodes[node].shard)) == node)
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);  // (a primary is never excluded)
+  rpc::spawn([](PbWorker* self, rpc::ReplyTo to, uint16_t n, uint32_t from) -> Task<void> {
+    const bool now = co_await cluster::exclude_after_lease(self->ctx_, n);
+    if (now) {
+      spdlog::warn("primary-backup: replica {} excluded by {}; excluded here too until it rejoins",
+                   self->ctx_.topology().nodes[n].name, self->ctx_.topology().nodes[from].name);
+      self->on_membership_change();
+    }
+    const bool excluded = self->ctx_.membership().member(n) == MemberState::kFailed;
+    self->ctx_.rpc().respond(to, excluded ? Code::kOk : Code::kAborted);
+  }(this, in.reply_to(), node, in.peer_node));
 }
 
 // This worker's connection to `node`. A replica that has not been excluded but is not connected yet (it just

@@ -7,10 +7,11 @@
 //  - Reads are answered by this node when it holds a readable copy (the primary, or a backup with local backup
 //    reads on), else by the primary; a key held by a writer is read again until it is free.
 //  - Transactions replicate through the same path (ReplicaLog: kApply and kHold, replica.cc).
-//  - A backup that does not acknowledge, or that the failure detector suspects, is excluded from the writes of every
-//    node that saw it fail, once the lease that node granted it has ended (so it no longer reads its own copy,
-//    cluster/leases.h); it notices (recovery.h), copies its shard again and rejoins. A primary is never excluded: its
-//    shard stops taking writes until it is back (failover comes with live membership).
+//  - A backup that does not acknowledge, or that the failure detector suspects, is excluded by the node that saw it
+//    fail and, before that node writes without it, by every other data node that answers (agreed exclusion), each
+//    once the lease it granted the backup has ended (so it no longer reads its own copy, cluster/leases.h); it
+//    notices (recovery.h), copies its shard again and rejoins. A primary is never excluded: its shard stops taking
+//    writes until it is back (failover comes with live membership).
 // Survives: the loss of a backup.
 #include <map>
 #include <memory>
@@ -90,8 +91,11 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void release_hold(const std::string& key);
   void remove_final(const std::string& key, uint64_t version);
   rpc::Task<std::optional<transport::ConnId>> connection_to(uint16_t node);
-  // Stops counting `node` as a replica once the lease this node granted it has ended (cluster/leases.h).
+  // Stops counting `node` as a replica once the lease this node granted it has ended (cluster/leases.h) and the
+  // other data nodes excluded it too (agreed exclusion, primary_backup.cc).
   rpc::Task<void> exclude(uint16_t node, std::string why);
+  rpc::Task<void> announce_exclusion(uint16_t node);
+  void serve_excluded(const rpc::Incoming& in);
   // The writes of `writes` each live backup of their shards must get, by node.
   std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,
                                          cluster::LogMode mode) const;
