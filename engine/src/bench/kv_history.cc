@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/keygen.h"
+#include "client/client.h"
 
 namespace rdx::bench {
 
@@ -21,7 +22,7 @@ int64_t wall_ns() {
 
 void record_kv_op(std::vector<KvOp>& history, KvOp op, const cluster::KvResult& r, std::string value) {
   const bool ok = r.status == Code::kOk || (!op.write && r.status == Code::kNotFound);
-  if (!ok && (!op.write || (r.status == Code::kUnavailable && r.error.rfind("not connected", 0) == 0))) return;
+  if (!ok && (!op.write || client::Client::never_sent(r))) return;
   op.end = wall_ns();
   op.known = ok;
   op.found = r.status == Code::kOk;

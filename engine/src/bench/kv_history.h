@@ -25,8 +25,8 @@ struct KvOp {
 int64_t wall_ns();
 
 // Adds `op` (started at op.start) to `history` once its result `r` is known. A PUT that failed before it was sent
-// ("not connected") changed nothing and is left out, as is any failed GET; a PUT that failed after it was sent has
-// an unknown outcome.
+// (Client::never_sent) changed nothing and is left out, as is any failed GET; a PUT that failed after it was sent
+// has an unknown outcome.
 void record_kv_op(std::vector<KvOp>& history, KvOp op, const cluster::KvResult& r, std::string value);
 
 // Writes the operations of every thread as one history file.

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -98,7 +99,8 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
     auto t0 = Clock::now();
     client::KvResult r;
     std::string value;
-    KvOp op{client, k, !read, true, false, {}, wall_ns(), 0};
+    std::optional<KvOp> op;
+    if (!o.history.empty()) op = KvOp{client, k, !read, true, false, {}, wall_ns(), 0};
     if (read) {
       r = co_await c.get(KeyChooser::key_name(k), o.read_any);
     } else {
@@ -106,7 +108,7 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
       r = co_await c.put(KeyChooser::key_name(k), value);
     }
     auto t1 = Clock::now();
-    if (!o.history.empty()) record_kv_op(st.history, std::move(op), r, value);
+    if (op) record_kv_op(st.history, std::move(*op), r, value);
     bool ok = r.status == Code::kOk || (read && r.status == Code::kNotFound);
     if (!ok && st.errors[r.status]++ == 0)
       spdlog::warn("first {} error of this thread ({}): {}", code_name(r.status), read ? "get" : "put", r.error);
@@ -138,9 +140,10 @@ Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint6
     uint64_t k = next.fetch_add(1);
     if (k >= to) break;
     std::string value = make_value(k, st.rng, o.value_size);
-    KvOp op{client, k, true, true, false, {}, wall_ns(), 0};
+    std::optional<KvOp> op;
+    if (!o.history.empty()) op = KvOp{client, k, true, true, false, {}, wall_ns(), 0};
     client::KvResult r = co_await c.put(KeyChooser::key_name(k), value);
-    if (!o.history.empty()) record_kv_op(st.history, std::move(op), r, value);
+    if (op) record_kv_op(st.history, std::move(*op), r, value);
     st.progress.fetch_add(1, std::memory_order_relaxed);
     if (r.status != Code::kOk) {
       if (st.errors[r.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(r.status), r.error);

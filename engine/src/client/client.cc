@@ -96,6 +96,14 @@ Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint
   return Status::ok();
 }
 
+namespace {
+constexpr std::string_view kNotConnected = "not connected to ";
+}  // namespace
+
+bool Client::never_sent(const KvResult& r) {
+  return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
+}
+
 uint16_t Client::primary_of(std::string_view key) const {
   const cluster::Topology& t = ct_.topology();
   return t.primary_of(t.shard_of_key(key));
@@ -105,7 +113,7 @@ Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payloa
   KvResult r;
   if (!peers_[node].up) {
     r.status = Code::kUnavailable;
-    r.error = "not connected to " + ct_.topology().nodes[node].name;
+    r.error = std::string(kNotConnected) + ct_.topology().nodes[node].name;
     co_return r;
   }
   rpc::Response resp = co_await rpc_->call(*peers_[node].conn, type, rpc::as_bytes_of(payload));

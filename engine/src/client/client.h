@@ -37,6 +37,10 @@ class ClientTransport {
 
 class Client {
  public:
+  // Whether a failed result came from this client without a request sent (no connection to the node): the
+  // operation had no effect anywhere.
+  static bool never_sent(const KvResult& r);
+
   // Creates the endpoint of client thread `thread`; call from that thread.
   static Result<std::unique_ptr<Client>> create(ClientTransport& ct, uint16_t thread);
 

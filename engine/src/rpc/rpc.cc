@@ -293,6 +293,10 @@ void Rpc::on_onesided(const Completion& cp) {
   sched_.ready(a->handle_);
 }
 
+Task<Response> Rpc::call_task(ConnId conn, MsgType type, std::string payload, std::chrono::milliseconds timeout) {
+  co_return co_await call(conn, type, as_bytes_of(payload), timeout);
+}
+
 void Rpc::on_packet(const Completion& cp) {
   auto data = cp.data;
   PacketHeader ph;

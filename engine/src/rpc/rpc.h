@@ -155,6 +155,9 @@ class Rpc {
     a.timeout_ = timeout;
     return a;
   }
+  // A request as a task that owns its payload, to await several at once (when_all). timeout 0: the call timeout.
+  Task<Response> call_task(ConnId conn, MsgType type, std::string payload,
+                           std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // Ackable: completes (status kOk) when the receiver's smart ack covers it, or fails (kUnavailable/kTimeout).
   CallAwaiter call_ackable(ConnId conn, MsgType type, std::span<const std::byte> payload) {
     return CallAwaiter(this, conn, type, MsgKind::kAckable, payload);

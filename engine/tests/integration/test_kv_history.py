@@ -36,9 +36,11 @@ def test_a_planted_early_acknowledgement_is_caught(cluster):
 
 def test_kv_history_refusals(cluster):
     cluster.up(nodes=1)
-    for args, why in [(["--history", "h.jsonl"], "needs --load"),
-                      (["--load", "--history", "h.jsonl", "--verify-acked"], "leave out --verify-acked"),
+    hist = os.path.join(cluster.dir, "refused.jsonl")
+    for args, why in [(["--history", hist], "needs --load"),
+                      (["--load", "--history", hist, "--verify-acked"], "leave out --verify-acked"),
                       (["--workload", "smallbank", "--read-from", "any"], "apply to --workload kv")]:
         p, s = bench(cluster, *args, check=False)
         assert p.returncode == 2 and why in p.stdout + p.stderr, (args, p.stderr)
-        assert not os.path.exists("h.jsonl")
+        assert not os.path.exists(hist), "a refused command line writes no history"
+        assert s["committed"] == 0, "and runs nothing"

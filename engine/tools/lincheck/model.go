@@ -16,7 +16,7 @@ type register struct {
 	value   string
 }
 
-// call is what Porcupine sees as an operation's input: the key (for partitioning) and the typed argument.
+// call is what Porcupine sees as an operation's input: the key (shown in the visualization) and the argument.
 type call struct {
 	Key string
 	In  Input
@@ -66,24 +66,9 @@ func sameValue(s register, v *string) bool {
 	return s.present && s.value == *v
 }
 
-// kvModel is a map of independent registers, partitioned by key (linearizability is per key: a history is
-// linearizable iff each key's sub-history is).
+// kvModel is one register: the checker partitions a history by key itself (linearizability is per key: a history
+// is linearizable iff each key's sub-history is) and checks each key on its own.
 var kvModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string]int{}
-		var parts [][]porcupine.Operation
-		for _, op := range history {
-			k := op.Input.(call).Key
-			i, ok := byKey[k]
-			if !ok {
-				i = len(parts)
-				byKey[k] = i
-				parts = append(parts, nil)
-			}
-			parts[i] = append(parts[i], op)
-		}
-		return parts
-	},
 	Init: func() any { return register{} },
 	Step: step,
 	DescribeOperation: func(input, output any) string {

@@ -24,8 +24,9 @@ import (
 //     hugepages size.
 //   - epoch bump and restart of every pod at once: anything in the topology file, which rdxd reads only at start-up:
 //     replicas (shard membership), storeMemory, transactions.*, transport kind, batching, hugepages on/off, rdma
-//     device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs refuse each other's connections, so a
-//     one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty: the data is lost.
+//     device, gidIndex and interface, workers, endpoint auth on/off. Nodes of different epochs refuse each other's
+//     connections, so a one-by-one roll would stall; rdx keeps data in memory, so such a restart starts empty: the
+//     data is lost.
 //   - never: shards (immutable; changing the shard count would remap every key).
 //
 // +kubebuilder:object:root=true
@@ -91,10 +92,10 @@ type TxClusterSpec struct {
 
 	// storeMemory is the in-memory store of each rdxd node (index and records; topology memory_mb), allocated and
 	// registered for RDMA at start-up: it bounds how much data a node holds. A multiple of 1Mi from 16Mi to 1Ti.
-	// rdxd needs about 64Mi of process memory besides it: a memory limit in resources must cover both (without
-	// huge pages), and when resources set no memory request or limit the operator requests both. With
-	// transport.hugepages the store lives on the huge pages, so hugepages.size must cover it. Changing it restarts
-	// every pod with a new epoch.
+	// rdxd needs about 64Mi of process memory besides it: when resources set no memory request or limit the
+	// operator requests both, and a memory limit below both (without huge pages) gets a MemoryTooSmall warning
+	// event, as the pod would be OOM-killed once the store fills up. With transport.hugepages the store lives on the
+	// huge pages, so hugepages.size must cover it. Changing it restarts every pod with a new epoch.
 	// +optional
 	// +kubebuilder:default="256Mi"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isInteger() && quantity(string(self)).asInteger() % 1048576 == 0 && quantity(string(self)).asInteger() >= 16777216 && quantity(string(self)).asInteger() <= 1099511627776",message="storeMemory must be a multiple of 1Mi from 16Mi to 1Ti (e.g. 256Mi or 4Gi)"

@@ -112,7 +112,7 @@ Task<void> PbWorker::exclude(uint16_t node, std::string why) {
 }
 
 Task<void> PbWorker::announce_exclusion(uint16_t node) {
-  const auto timeout = 3 * ctx_.membership().leases().duration() + std::chrono::seconds(1);
+  const std::chrono::milliseconds timeout = 3 * ctx_.membership().leases().duration() + std::chrono::seconds(1);
   rpc::Writer w;
   w.put(node);
   std::vector<uint16_t> asked;
@@ -121,11 +121,7 @@ Task<void> PbWorker::announce_exclusion(uint16_t node) {
     auto conn = n == node ? std::nullopt : ctx_.peer(n);
     if (!conn) continue;
     asked.push_back(n);
-    calls.push_back([](rpc::Rpc& rpc, transport::ConnId c, rpc::MsgType type, std::string body,
-                       std::chrono::milliseconds t) -> Task<rpc::Response> {
-      co_return co_await rpc.call(c, type, rpc::as_bytes_of(body), t);
-    }(ctx_.rpc(), *conn, msgs_.at(kExcluded), w.data(),
-                                                    std::chrono::duration_cast<std::chrono::milliseconds>(timeout)));
+    calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kExcluded), w.data(), timeout));
   }
   auto answers = co_await rpc::when_all(std::move(calls));
   for (size_t i = 0; i < asked.size(); ++i)

@@ -205,9 +205,7 @@ Task<bool> Recovery::announce_join() {
       auto conn = ctx_.peer(n);
       if (!conn) continue;
       asked.push_back(n);
-      calls.push_back([](rpc::Rpc& rpc, transport::ConnId c, rpc::MsgType type) -> Task<rpc::Response> {
-        co_return co_await rpc.call(c, type, {});
-      }(ctx_.rpc(), *conn, msgs_.at(kJoin)));
+      calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kJoin), {}));
     }
     auto res = co_await rpc::when_all(std::move(calls));
     for (size_t i = 0; i < res.size(); ++i)

@@ -89,7 +89,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			obs.pods = pods
 		}
 	}
-
 	if msg := engine.MemoryShortfall(&c); msg != "" {
 		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "MemoryTooSmall", "Reconcile", "%s", msg)
 	}
