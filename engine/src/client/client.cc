@@ -63,7 +63,7 @@ bool Client::connected_to(const std::vector<uint16_t>& nodes) const {
 bool Client::connected_to_primaries() const {
   const cluster::Topology& t = ct_.topology();
   for (const auto& s : t.shards)
-    if (!peers_[s.members[0]].up) return false;
+    if (!peers_[t.initial_primary(s.id)].up) return false;
   return true;
 }
 
@@ -106,7 +106,7 @@ bool Client::never_sent(const KvResult& r) {
 
 uint16_t Client::primary_of(std::string_view key) const {
   const cluster::Topology& t = ct_.topology();
-  return t.primary_of(t.shard_of_key(key));
+  return t.initial_primary(t.shard_of_key(key));
 }
 
 Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payload) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cluster/msg_ids.h"
+#include "rpc/codec.h"
 
 namespace rdx::cluster {
 
@@ -30,7 +31,26 @@ void FailureDetector::serve(const rpc::Incoming& in) {
   const auto node = static_cast<uint16_t>(in.peer_node);
   Membership& m = ctx_.membership();
   const bool granted = m.grant_lease(node, Clock::now());
-  ctx_.rpc().respond(in.reply_to(), granted ? Code::kOk : Code::kAborted);
+  // The answer carries this node's view of its own shard, so every node learns a failover (and a restarted one
+  // learns the views it missed) within a heartbeat.
+  const auto shard = static_cast<uint32_t>(t.nodes[ctx_.self()].shard);
+  rpc::Writer w;
+  w.put(shard).put(m.view(shard).packed());
+  ctx_.rpc().respond(in.reply_to(), granted ? Code::kOk : Code::kAborted, w.span());
+}
+
+void FailureDetector::learn_view(uint16_t from, std::span<const std::byte> payload) {
+  const Topology& t = ctx_.topology();
+  rpc::Reader r(payload);
+  const auto shard = r.get<uint32_t>();
+  const ShardView v = ShardView::unpack(r.get<uint64_t>());
+  // Only a view of the answering node's own shard whose primary is a member of it (anything else is malformed).
+  if (!r.done() || shard >= t.shards.size() || static_cast<int>(shard) != t.nodes[from].shard ||
+      v.primary >= t.nodes.size() || t.nodes[v.primary].shard != static_cast<int>(shard))
+    return;
+  if (ctx_.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx_.self()].shard, ctx_.self()))
+    spdlog::warn("failure detector: {} reports view {} of shard {}: primary {}", t.nodes[from].name, v.view, shard,
+                 t.nodes[v.primary].name);
 }
 
 Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
@@ -46,6 +66,7 @@ Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
     ctx_.membership().set_suspected(p.node, false);
     spdlog::info("failure detector: {} answers again", ctx_.topology().nodes[p.node].name);
   }
+  if (!r.payload.empty()) learn_view(p.node, rpc::as_bytes_of(r.payload));
   if (r.status == Code::kOk) {
     leases.renew(p.node, sent);
   } else {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "cluster/worker_context.h"
@@ -38,6 +39,8 @@ class FailureDetector {
   };
   rpc::Task<void> beat(Peer& p, transport::ConnId conn);
   void serve(const rpc::Incoming& in);
+  // A heartbeat's answer names the answerer's view of its shard: installs it here when newer.
+  void learn_view(uint16_t from, std::span<const std::byte> payload);
 
   WorkerContext& ctx_;
   std::function<void(uint16_t)> on_suspect_;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace rdx::cluster {
@@ -86,6 +87,12 @@ class Leases {
   }
   // Whether every lease is held at `t` (metrics).
   bool held(Clock::time_point t) const { return covers(ticket(), t); }
+  // Whether this node holds leases from a majority of the data nodes (itself counted) at `t`: the authority a
+  // primary needs to answer reads and commit writes. Nodes that exclude a primary to elect another (a majority)
+  // each wait out the lease they granted it first, so a deposed primary has lost this before its successor serves.
+  bool authority(Clock::time_point t) const {
+    return !enabled_ || ignore_for_reads_ || ns(t) < authority_until_.load(std::memory_order_acquire);
+  }
 
  private:
   static int64_t ns(Clock::time_point t) {
@@ -96,7 +103,20 @@ class Leases {
   // was bumped, so a reader that sees a new minimum also sees the generation that came with it.
   void recompute_held() {
     int64_t m = INT64_MAX;
-    for (uint16_t p : peers_) m = std::min(m, held_until_[p].load());
+    std::vector<int64_t> until;
+    for (uint16_t p : peers_) {
+      until.push_back(held_until_[p].load());
+      m = std::min(m, until.back());
+    }
+    // Leases from a majority of the data nodes: this node counts for one, so it needs (n / 2) of its n - 1 peers.
+    const size_t needed = (peers_.size() + 1) / 2;
+    int64_t authority = INT64_MAX;
+    if (needed > 0) {
+      std::nth_element(until.begin(), until.begin() + static_cast<std::ptrdiff_t>(needed - 1), until.end(),
+                       std::greater<>());
+      authority = until[needed - 1];
+    }
+    authority_until_.store(authority, std::memory_order_release);
     held_min_.store(m, std::memory_order_release);
   }
 
@@ -108,6 +128,7 @@ class Leases {
   std::vector<std::atomic<int64_t>> held_until_;
   std::vector<std::atomic<bool>> revoked_;
   std::atomic<int64_t> held_min_{INT64_MAX};
+  std::atomic<int64_t> authority_until_{INT64_MAX};
   std::atomic<uint64_t> generation_{0};
 };
 

@@ -1,6 +1,7 @@
 #include "cluster/local_reads.h"
 
 #include "cluster/lockword.h"
+#include "cluster/worker_context.h"
 #include "rpc/codec.h"
 
 namespace rdx::cluster {
@@ -128,6 +129,12 @@ Read decode_read_reply(const rpc::Response& resp) {
   r.value = std::string(rd.bytes());
   if (!rd.done()) r = Read{Code::kInternal, {}, 0};
   return r;
+}
+
+rpc::Task<void> answer_read_as_primary(WorkerContext& ctx, rpc::ReplyTo to, std::string key, ReadMode mode) {
+  Read r = co_await ctx.local_reads().read(std::move(key), mode);
+  if (!serves_as_primary(ctx, ctx.local_reads().reads_done_by())) r = Read{Code::kUnavailable, {}, 0};
+  respond_read(ctx.rpc(), to, r);
 }
 
 }  // namespace rdx::cluster

@@ -20,13 +20,82 @@ enum class MemberState : uint8_t {
 };
 const char* member_state_name(MemberState s);
 
+// Which member of a shard is its primary, and since which view: views only grow, and a view names one primary.
+// Packed in one word so that a reader never sees the primary of one view with the number of another.
+struct ShardView {
+  uint64_t view = 0;
+  uint16_t primary = 0;
+  uint64_t packed() const { return view << 16 | primary; }
+  static ShardView unpack(uint64_t w) { return {w >> 16, static_cast<uint16_t>(w & 0xffff)}; }
+  bool operator==(const ShardView&) const = default;
+};
+
 class Membership {
  public:
-  Membership(size_t nodes, size_t workers)
-      : member_state_(nodes), oldest_write_gen_(workers), leases_(nodes), suspected_(nodes), suspicions_(nodes) {
+  // `initial_primaries`: per shard, the primary of view 0 (the topology's first member).
+  Membership(size_t nodes, size_t workers, const std::vector<uint16_t>& initial_primaries = {})
+      : member_state_(nodes),
+        oldest_write_gen_(workers),
+        leases_(nodes),
+        suspected_(nodes),
+        suspicions_(nodes),
+        views_(initial_primaries.size()),
+        votes_(initial_primaries.size()),
+        voted_view_(initial_primaries.size()) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
+    for (size_t s = 0; s < views_.size(); ++s) {
+      views_[s].store(ShardView{0, initial_primaries[s]}.packed());
+      voted_view_[s].store(0);
+    }
   }
+
+  // --- views (primary failover): which member of each shard is its primary ---
+  ShardView view(uint32_t shard) const { return ShardView::unpack(views_[shard].load(std::memory_order_acquire)); }
+  uint16_t primary(uint32_t shard) const { return view(shard).primary; }
+  // Installs `v` if it is newer than the shard's view here (a new generation); false when it is not.
+  bool install_view(uint32_t shard, ShardView v) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
+    if (v.view <= view(shard).view) return false;
+    views_[shard].store(v.packed(), std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+  }
+  // Installs a view another node reported. A member of that shard other than its new primary may hold writes the
+  // new primary never had (sent by the old one, never committed): it stops serving at once and copies its shard
+  // again (the notice tells recovery that its copy must go). True when the view was new here.
+  bool learn_view(uint32_t shard, ShardView v, bool own_shard, uint16_t self) {
+    if (!install_view(shard, v)) return false;
+    if (own_shard && v.primary != self) {
+      set_in_sync(false);  // at once: no read of this copy, which may hold such a write, once the view is known
+      note_excluded();
+    }
+    return true;
+  }
+  // One vote per view and shard: true when this node has not voted in `view` yet (or voted for `candidate`), and
+  // the view is newer than the installed one.
+  bool vote(uint32_t shard, uint64_t v, uint16_t candidate) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
+    if (v <= view(shard).view) return false;
+    ShardView& mine = votes_[shard];
+    if (v < mine.view || (v == mine.view && mine.primary != candidate)) return false;
+    mine = ShardView{v, candidate};
+    voted_view_[shard].store(v, std::memory_order_release);
+    return true;
+  }
+  // The vote this node gave last for `shard` (view 0: none).
+  ShardView last_vote(uint32_t shard) {
+    std::lock_guard<std::mutex> lk(transitions_mu_);
+    return votes_[shard];
+  }
+  // Elections this node won (metrics).
+  void note_promotion() { promotions_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t promotions() const { return promotions_.load(std::memory_order_relaxed); }
+  // The newest view this node voted in for `shard` (a candidate proposes above it).
+  // Once it voted in a view, a node takes no replicated write of an older one (the winner must have them all),
+  // until it copied its shard again (then it holds what the current primary holds, whatever it voted).
+  uint64_t voted_view(uint32_t shard) const { return voted_view_[shard].load(std::memory_order_acquire); }
+  void lift_vote_fence(uint32_t shard) { voted_view_[shard].store(0, std::memory_order_release); }
 
   MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
   // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
@@ -100,6 +169,10 @@ class Membership {
   std::atomic<bool> excluded_noticed_{false};
   std::vector<std::atomic<bool>> suspected_;
   std::vector<std::atomic<uint64_t>> suspicions_;
+  std::vector<std::atomic<uint64_t>> views_;       // ShardView::packed, per shard
+  std::vector<ShardView> votes_;                   // per shard, under transitions_mu_
+  std::vector<std::atomic<uint64_t>> voted_view_;  // votes_[s].view, read without the lock
+  std::atomic<uint64_t> promotions_{0};
 };
 
 inline const char* member_state_name(MemberState s) {

@@ -22,10 +22,12 @@ LockResult try_lock(store::HashTable& table, store::Session& s, std::string_view
     }
     uint64_t w = ref.lock_word().load(std::memory_order_acquire);
     if (retired(w)) continue;
-    if (locked(w)) return {LockStatus::kHeld, 0, false};
+    // Held writes (kHold) exist at a primary only after a failover: their outcome comes from their coordinator.
+    if (locked(w) || holds(w) > 0) return {LockStatus::kHeld, 0, false};
     uint64_t current = absent(w) ? 0 : ref.version();
     if (expect_version && current != *expect_version) return {LockStatus::kChanged, current, false};
-    if (!ref.lock_word().compare_exchange_strong(w, w | mine, std::memory_order_acq_rel)) continue;
+    // (Owner bits left without kLocked are a replica's tag of a write it showed: meaningless here, replaced.)
+    if (!ref.lock_word().compare_exchange_strong(w, (w & ~kOwnerMask) | mine, std::memory_order_acq_rel)) continue;
     if (expect_version) {
       // A whole write of another writer (lock, write, unlock: the same word again) may have passed between the load
       // of w and that of the version: compare again, now that the version cannot change.

@@ -14,6 +14,7 @@
 // `scope` must live until the writes are final everywhere: a member that joins waits for every scope of an older
 // generation (a write that chose its replicas before the member joined must be in the snapshot it copies).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,14 +42,18 @@ class ReplicaLog {
   // Keeps a write's membership generation registered until it is destroyed (movable, not copyable).
   class Scope {
    public:
+    // The shards' views (ShardView::packed, by shard) when the write began, for a protocol with views: a write that
+    // began under one primary must not be replicated under another.
+    using Views = std::shared_ptr<const std::vector<uint64_t>>;
     Scope() = default;
-    Scope(ReplicaLog* log, uint64_t gen) : log_(log), gen_(gen) {}
-    Scope(Scope&& o) noexcept : log_(std::exchange(o.log_, nullptr)), gen_(o.gen_) {}
+    Scope(ReplicaLog* log, uint64_t gen, Views views = nullptr) : log_(log), gen_(gen), views_(std::move(views)) {}
+    Scope(Scope&& o) noexcept : log_(std::exchange(o.log_, nullptr)), gen_(o.gen_), views_(std::move(o.views_)) {}
     Scope& operator=(Scope&& o) noexcept {
       if (this != &o) {
         release();
         log_ = std::exchange(o.log_, nullptr);
         gen_ = o.gen_;
+        views_ = std::move(o.views_);
       }
       return *this;
     }
@@ -56,6 +61,7 @@ class ReplicaLog {
     Scope& operator=(const Scope&) = delete;
     ~Scope() { release(); }
     uint64_t generation() const { return gen_; }
+    const Views& views() const { return views_; }
 
    private:
     void release() {
@@ -64,6 +70,7 @@ class ReplicaLog {
     }
     ReplicaLog* log_ = nullptr;
     uint64_t gen_ = 0;
+    Views views_;
   };
 
   virtual ~ReplicaLog() = default;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -183,6 +184,17 @@ const NodeSpec* Topology::find_node(std::string_view name) const {
   for (const NodeSpec& n : nodes)
     if (n.name == name) return &n;
   return nullptr;
+}
+
+std::vector<uint16_t> Topology::initial_primaries() const {
+  std::vector<uint16_t> out;
+  for (uint32_t s = 0; s < shards.size(); ++s) out.push_back(initial_primary(s));
+  return out;
+}
+
+size_t data_node_count(const Topology& t) {
+  return static_cast<size_t>(
+      std::count_if(t.nodes.begin(), t.nodes.end(), [](const NodeSpec& n) { return n.role == Role::kData; }));
 }
 
 std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self) {

@@ -27,7 +27,7 @@ struct NodeSpec {
 
 struct ShardSpec {
   uint32_t id = 0;
-  std::vector<uint16_t> members;  // node ids; members[0] is the primary
+  std::vector<uint16_t> members;  // node ids; members[0] is the primary of view 0 (Membership has the current one)
 };
 
 // How data nodes notice each other's failure (cluster/failure_detector.h) and how long their leases last.
@@ -62,11 +62,16 @@ struct Topology {
 
   const NodeSpec* find_node(std::string_view name) const;
   uint32_t shard_of_key(std::string_view key) const;
-  uint16_t primary_of(uint32_t shard) const { return shards[shard].members[0]; }
+  // The primary a cluster starts with; the current one is Membership::primary (it changes on failover).
+  uint16_t initial_primary(uint32_t shard) const { return shards[shard].members[0]; }
+  std::vector<uint16_t> initial_primaries() const;
 };
 
 // The data nodes of `t` other than `self` (every one coordinates writes and holds a shard).
 std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self);
+// How many data nodes `t` has, and how many make a majority of them (exclusions and elections need one).
+size_t data_node_count(const Topology& t);
+inline size_t majority_of_data_nodes(const Topology& t) { return data_node_count(t) / 2 + 1; }
 
 Result<Topology> parse_topology(std::string_view json_text);
 Result<Topology> load_topology(const std::string& path);

@@ -32,8 +32,21 @@ class WorkerContext {
   virtual uint64_t next_writer_id() = 0;
 };
 
-// The primary of `key`'s shard, and whether this node holds a replica of it.
-inline uint16_t primary_of(const Topology& t, std::string_view key) { return t.primary_of(t.shard_of_key(key)); }
+// The primary of `key`'s shard in this node's current view, and whether this node holds a replica of it.
+inline uint16_t primary_of(WorkerContext& ctx, std::string_view key) {
+  return ctx.membership().primary(ctx.topology().shard_of_key(key));
+}
+// Whether this node may answer as its shard's primary for something it read or decided by `after`: it is the
+// primary of its view, its copy is complete, and it held leases from a majority of the data nodes until then
+// (Leases::authority), so no successor can have served meanwhile.
+inline bool serves_as_primary(WorkerContext& ctx, std::chrono::steady_clock::time_point after) {
+  Membership& m = ctx.membership();
+  const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
+  return m.in_sync() && m.primary(shard) == ctx.self() && m.leases().authority(after);
+}
+// Answers a remote read as this shard's primary: reads, then answers kUnavailable unless serves_as_primary held
+// until the read ended (a deposed primary's copy may be stale).
+rpc::Task<void> answer_read_as_primary(WorkerContext& ctx, rpc::ReplyTo to, std::string key, ReadMode mode);
 inline bool is_replica_of(const Topology& t, uint16_t node, std::string_view key) {
   return t.nodes[node].shard == static_cast<int>(t.shard_of_key(key));
 }

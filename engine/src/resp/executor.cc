@@ -119,7 +119,7 @@ Task<void> Executor::drive(Connection& c) {
 bool Executor::reads_locally(std::string_view key) const {
   const cluster::Topology& t = env_.ctx.topology();
   if (!env_.ctx.membership().in_sync() || !cluster::is_replica_of(t, env_.ctx.self(), key)) return false;
-  return t.local_backup_reads || cluster::primary_of(t, key) == env_.ctx.self();
+  return t.local_backup_reads || cluster::primary_of(env_.ctx, key) == env_.ctx.self();
 }
 
 // Pipelined GETs of keys this node reads from its own table go to the replication protocol together, so they share one
@@ -297,7 +297,8 @@ Task<void> Executor::run_atomic(const CommandSpec& spec, Args args, ReplyWriter&
       co_return;
     }
     if (outcome == txn::Outcome::kUnavailable) {
-      w.error(failure_line(Code::kUnavailable, "a replica of a key could not be reached"));
+      w.error(failure_line(Code::kTimeout,
+                           "a replica of a key failed while it committed: it may or may not have taken effect"));
       co_return;
     }
     co_await backoff(attempt, reinterpret_cast<uintptr_t>(&w));

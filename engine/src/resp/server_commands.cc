@@ -399,7 +399,7 @@ Task<void> Executor::dbsize(ReplyWriter& w) {
       total += ctx.table().size();
       continue;
     }
-    uint16_t primary = topo.primary_of(s);
+    uint16_t primary = ctx.membership().primary(s);
     auto conn = ctx.peer(primary);
     if (!conn) {
       co_return w.error(failure_line(

@@ -126,7 +126,9 @@ Task<void> Executor::exec(Connection& c, ReplyWriter& w) {
       co_return;
     }
     if (outcome == txn::Outcome::kUnavailable)
-      co_return w.error(failure_line(Code::kUnavailable, "a replica of a key in the transaction could not be reached"));
+      co_return w.error(failure_line(Code::kTimeout,
+                                     "a replica of a key in the transaction failed while it committed: it may or may "
+                                     "not have taken effect"));
     if (!watched.empty()) {  // (no co_await inside &&: GCC 12 miscompiles it)
       bool changed = co_await watched_keys_changed(watched);
       if (changed) co_return w.null_array();

@@ -117,6 +117,15 @@ void Rpc::ack(const ReplyTo& to) {
   cs.acks_dirty = true;
 }
 
+void Rpc::refuse(const ReplyTo& to, Code status) {
+  if (to.kind != MsgKind::kAckable || to.conn >= conns_.size() || status == Code::kOk) return;
+  // The refusal goes out before the range that will cover this id (same connection, in order): the sender
+  // fails the call first and then finds nothing left to complete for it.
+  MsgHeader h{to.type, static_cast<uint8_t>(MsgKind::kAckRange), static_cast<uint8_t>(status), sizeof(to.id), to.id};
+  (void)append(to.conn, h, as_bytes_of(to.id));
+  ack(to);
+}
+
 void Rpc::emit_acks(ConnId c, ConnState& cs) {
   if (!cs.acks_dirty) return;
   cs.acks_dirty = false;
@@ -370,6 +379,14 @@ void Rpc::on_message(ConnId conn, const MsgHeader& h, std::span<const std::byte>
       auto it = sends.find(h.type);
       if (it == sends.end() || first > h.id) return;
       auto& pend = it->second.pending;
+      if (static_cast<Code>(h.status) != Code::kOk) {  // a refusal (Rpc::refuse) of exactly one message
+        auto one = std::find_if(pend.begin(), pend.end(), [&](const auto& p) { return p.first == h.id; });
+        if (first != h.id || one == pend.end()) return;
+        CallAwaiter* a = one->second;
+        pend.erase(one);
+        finish_call(a, static_cast<Code>(h.status), {});
+        return;
+      }
       while (!pend.empty() && pend.front().first <= h.id) {
         finish_call(pend.front().second, Code::kOk, {});
         pend.pop_front();

@@ -166,6 +166,9 @@ class Rpc {
 
   void respond(const ReplyTo& to, Code status, std::span<const std::byte> payload = {});
   void ack(const ReplyTo& to);
+  // Answers an ackable message with a failure (`status`, not kOk): its call fails with it at once, and the
+  // message counts as done for the smart acks (the ones after it are not held up).
+  void refuse(const ReplyTo& to, Code status);
 
   OneSidedAwaiter read(ConnId c, transport::RemotePtr src, void* dst, uint32_t len);
   OneSidedAwaiter write(ConnId c, transport::RemotePtr dst, const void* src, uint32_t len);

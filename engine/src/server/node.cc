@@ -14,7 +14,8 @@ Node::Node(cluster::Topology topo, NodeOptions opts, uint16_t self)
     : topo_(std::move(topo)),
       opts_(std::move(opts)),
       self_(self),
-      membership_(std::make_unique<cluster::Membership>(topo_.nodes.size(), topo_.workers)) {}
+      membership_(std::make_unique<cluster::Membership>(topo_.nodes.size(), topo_.workers, topo_.initial_primaries())) {
+}
 
 Node::~Node() { stop(); }
 
@@ -176,13 +177,18 @@ std::string Node::info_text() const {
       "\r\n# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\n"
       "\r\n# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
       topo_.cluster, spec().name, topo_.epoch, topo_.transport, topo_.replication, topo_.txn_protocol,
-      topo_.shards.size(), topo_.nodes.size(),
-      topo_.primary_of(static_cast<uint32_t>(spec().shard)) == self_ ? "master" : "slave",
-      membership_->in_sync() ? 1 : 0, ts.arena_used, ts.arena_size, ts.keys);
+      topo_.shards.size(), topo_.nodes.size(), is_primary() ? "master" : "slave", membership_->in_sync() ? 1 : 0,
+      ts.arena_used, ts.arena_size, ts.keys);
+}
+
+bool Node::is_primary() const {
+  return spec().role == cluster::Role::kData && membership_->primary(static_cast<uint32_t>(spec().shard)) == self_;
 }
 
 bool Node::ready() const {
   if (!membership_->in_sync()) return false;
+  // A primary serves only while a majority of the data nodes grants it leases (cluster/leases.h).
+  if (is_primary() && !membership_->leases().authority(std::chrono::steady_clock::now())) return false;
   for (const auto& w : workers_)
     if (!w->snapshot().peers_up) return false;
   return !workers_.empty();
@@ -196,12 +202,14 @@ std::string Node::readiness_detail() const {
   for (uint16_t n : cluster::other_data_nodes(topo_, self_)) {
     if (!membership_->suspected(n)) continue;
     const cluster::NodeSpec& ns = topo_.nodes[n];
-    const bool primary = topo_.primary_of(static_cast<uint32_t>(ns.shard)) == n;
+    const bool primary = membership_->primary(static_cast<uint32_t>(ns.shard)) == n;
     suspected += fmt::format("{}{}{}", suspected.empty() ? "" : ", ", ns.name,
                              primary ? fmt::format(" (primary of shard {})", ns.shard) : "");
     if (primary && ns.shard == spec().shard)
-      s += fmt::format(" shard {} has no primary: {} does not answer heartbeats (its writes wait until it returns)",
-                       ns.shard, ns.name);
+      s += fmt::format(
+          " shard {} has no primary: {} does not answer heartbeats (a backup takes over once a majority "
+          "of the data nodes agrees)",
+          ns.shard, ns.name);
   }
   if (!suspected.empty()) s += fmt::format(" suspected=[{}]", suspected);
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -218,6 +226,17 @@ void Node::register_metrics() {
     w.gauge("rdx_ready", "1 when the node serves (in sync and connected to every primary).", ready() ? 1 : 0, base);
     w.gauge("rdx_in_sync", "1 when this node's copy of its shard is complete.", membership_->in_sync() ? 1 : 0, base);
     w.gauge("rdx_epoch", "Configuration epoch.", topo_.epoch, base);
+    if (spec().role == cluster::Role::kData) {
+      const cluster::ShardView v = membership_->view(static_cast<uint32_t>(spec().shard));
+      w.gauge("rdx_shard_view", "The view of this node's shard (one more per failover).", static_cast<double>(v.view),
+              base);
+      w.gauge("rdx_primary", "1 when this node is its shard's primary.", is_primary() ? 1 : 0, base);
+      w.gauge("rdx_primary_authority",
+              "1 when this node holds leases from a majority of the data nodes (a primary serves only then).",
+              membership_->leases().authority(std::chrono::steady_clock::now()) ? 1 : 0, base);
+      w.counter("rdx_promotions_total", "Times this node was elected its shard's primary.",
+                static_cast<double>(membership_->promotions()), base);
+    }
     store::TableStats ts = table_->stats();
     w.gauge("rdx_store_keys", "Keys stored on this node.", static_cast<double>(ts.keys), base);
     w.gauge("rdx_store_arena_used_bytes", "Arena bytes in use.", static_cast<double>(ts.arena_used), base);

@@ -45,6 +45,8 @@ class Node {
   // Graceful: stop taking client requests, let in-flight ones finish (bounded), stop workers and HTTP.
   void stop();
   bool ready() const;
+  // Whether this node is its shard's primary in its current view.
+  bool is_primary() const;
   std::string readiness_detail() const;
 
   const cluster::Topology& topology() const { return topo_; }

@@ -11,14 +11,14 @@ Status ReadPath::start() {
     std::string key(r.bytes(cluster::kMaxKeyBytes));
     if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
-    ctx_.local_reads().read_for(in.reply_to(), std::move(key), cluster::ReadMode::kLatest);
+    rpc::spawn(cluster::answer_read_as_primary(ctx_, in.reply_to(), std::move(key), cluster::ReadMode::kLatest));
   });
 }
 
 bool ReadPath::reads_locally(std::string_view key, bool* at_backup) const {
   const cluster::Topology& t = ctx_.topology();
   if (!ctx_.membership().in_sync() || !cluster::is_replica_of(t, ctx_.self(), key)) return false;
-  *at_backup = cluster::primary_of(t, key) != ctx_.self();
+  *at_backup = cluster::primary_of(ctx_, key) != ctx_.self();
   return !*at_backup || options_.local_backup_reads;
 }
 
@@ -27,8 +27,11 @@ rpc::Task<Read> ReadPath::read(std::string key) {
   if (reads_locally(key, &at_backup)) {
     const uint64_t lease_ticket = ctx_.membership().leases().ticket();
     Read r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kLatest);
-    // A backup's copy counts only if it held its leases when it read (cluster/leases.h); else ask the primary.
-    if (!at_backup || ctx_.membership().leases().covers(lease_ticket, ctx_.local_reads().reads_done_by())) {
+    // A backup's copy counts only if it held its leases when it read (cluster/leases.h); else ask the primary. The
+    // primary's only while it still is the primary with a majority's leases (else it may have been deposed).
+    const auto done_by = ctx_.local_reads().reads_done_by();
+    if (at_backup ? ctx_.membership().leases().covers(lease_ticket, done_by)
+                  : cluster::serves_as_primary(ctx_, done_by)) {
       ++counters_.local_reads;
       if (at_backup) ++counters_.local_backup_reads;
       co_return r;
@@ -36,7 +39,8 @@ rpc::Task<Read> ReadPath::read(std::string key) {
   }
   ++counters_.remote_reads;
   // The node first: the argument that moves `key` may be initialized before primary_of(key) is evaluated.
-  const uint16_t primary = cluster::primary_of(ctx_.topology(), key);
+  const uint16_t primary = cluster::primary_of(ctx_, key);
+  if (primary == ctx_.self()) co_return Read{Code::kUnavailable, {}, 0};  // this primary lost its leases
   auto conn = ctx_.peer(primary);
   if (!conn) co_return Read{Code::kUnavailable, {}, 0};
   rpc::Writer w;

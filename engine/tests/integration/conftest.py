@@ -91,6 +91,27 @@ class Cluster:
         run([sys.executable, RDX_LOCAL, "start", "--dir", self.dir, "--node", name, "--bin", BIN]
             + ([] if wait else ["--no-wait"]), timeout=90)
 
+    def primary(self, nodes=("n0", "n1", "n2"), timeout=10):
+        """The node that says it is its shard's primary (INFO role; single-shard clusters): it changes with every
+        failover. Waits up to `timeout` for one; two at once fail."""
+        import redis  # (the real-client tests' dependency; conftest itself runs without it)
+        deadline = time.time() + timeout
+        while True:
+            found = []
+            for n in nodes:
+                try:
+                    role = redis.Redis(port=self.node(n)["redis_port"], socket_timeout=2).info("replication")["role"]
+                except redis.RedisError:
+                    continue
+                if role == "master":
+                    found.append(n)
+            assert len(found) <= 1, f"two primaries: {found}"
+            if found:
+                return found[0]
+            if time.time() > deadline:
+                raise AssertionError(f"none of {nodes} says it is the primary")
+            time.sleep(0.05)
+
     def pid(self, name):
         with open(os.path.join(self.dir, "pids.json")) as f:
             return json.load(f).get(name)
@@ -134,6 +155,10 @@ class PinnedClients:
         return self
 
     def __exit__(self, *exc):
+        self.finish()
+
+    def finish(self):
+        """Stops the clients (idempotent): the `with` block's end, or earlier."""
         self.stop.set()
         for t in self.threads:
             t.join(timeout=60)

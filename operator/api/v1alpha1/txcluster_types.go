@@ -355,19 +355,22 @@ type TransactionsSpec struct {
 // +kubebuilder:validation:Enum=primary-backup
 type ReplicationProtocol string
 
-// ReplicationPrimaryBackup: the first member of a shard (its primary) orders writes and copies them to the others.
+// ReplicationPrimaryBackup: the shard's primary orders writes and copies them to the others; a lost primary is
+// replaced by a backup a majority of the data nodes elects.
 const ReplicationPrimaryBackup ReplicationProtocol = "primary-backup"
 
 // ReplicationSpec configures replication inside each shard.
 type ReplicationSpec struct {
-	// protocol replicates the shard: `primary-backup`, the only value (the shard's first member orders writes and
-	// copies them to the other members). Written to topology replication.protocol.
+	// protocol replicates the shard: `primary-backup`, the only value (the shard's primary, its first member until a
+	// failover, orders writes and copies them to the other members; when it is lost, a majority of the data nodes
+	// elects a backup in its place). Written to topology replication.protocol.
 	// +optional
 	// +kubebuilder:default=primary-backup
 	Protocol ReplicationProtocol `json:"protocol,omitempty"`
 	// failureDetection times the heartbeats every data node sends every other one (topology failure_detection). A
-	// node silent for the timeout is suspected (a backup is excluded until it copies its shard again), and each answer
-	// is a lease of that length: a backup reads its own copy only while it holds one from every other data node.
+	// node silent for the timeout is suspected (a backup is excluded until it copies its shard again; a primary is
+	// replaced by an elected backup), and each answer is a lease of that length: a backup reads its own copy only
+	// while it holds one from every other data node, a primary serves only while it holds one from a majority.
 	// +optional
 	// +kubebuilder:default={heartbeatMilliseconds: 50, timeoutMilliseconds: 500}
 	FailureDetection FailureDetectionSpec `json:"failureDetection,omitempty"`

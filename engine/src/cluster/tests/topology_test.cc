@@ -29,7 +29,7 @@ TEST(Topology, ParsesAValidFile) {
   EXPECT_EQ(t->epoch, 3u);
   EXPECT_EQ(t->batch_max_bytes, 2048u);
   ASSERT_EQ(t->shards.size(), 2u);
-  EXPECT_EQ(t->primary_of(0), 0);
+  EXPECT_EQ(t->initial_primary(0), 0);
   EXPECT_EQ(t->nodes[2].shard, 0);
   EXPECT_EQ(t->nodes[3].shard, 1);
   EXPECT_EQ(t->nodes[1].http_port, 9100);  // default

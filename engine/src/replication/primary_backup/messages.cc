@@ -12,7 +12,7 @@ enum : uint8_t { kDeletes = 0, kHasValue = 1 };
 
 std::string LogBatch::encode() const {
   rpc::Writer w;
-  w.put(txid).put(static_cast<uint8_t>(mode)).put(static_cast<uint8_t>(committed));
+  w.put(txid).put(view).put(static_cast<uint8_t>(mode)).put(static_cast<uint8_t>(committed));
   w.put(static_cast<uint32_t>(writes.size()));
   for (const cluster::LogWrite& lw : writes) {
     w.bytes(lw.key).put(lw.version).put(lw.value ? kHasValue : kDeletes);
@@ -25,6 +25,7 @@ std::optional<LogBatch> LogBatch::decode(std::span<const std::byte> payload) {
   rpc::Reader r(payload);
   LogBatch b;
   b.txid = r.get<uint64_t>();
+  b.view = r.get<uint64_t>();
   auto mode = r.get<uint8_t>(), committed = r.get<uint8_t>();
   auto n = r.get<uint32_t>();
   if (!r.ok() || mode > static_cast<uint8_t>(cluster::LogMode::kHold) || committed > 1 || n > kMaxWrites)

@@ -22,12 +22,17 @@ enum Msg : uint16_t {
   kSyncScan =
       7,  // request: u64 session -> u8 done, u32 count, u64 removed_version_max, count x (key, value, version, flags)
   kExcluded = 8,  // request: u16 node -> kOk once the receiver excluded it too (kAborted: it rejoined meanwhile)
+  kVote = 9,      // request (election.cc): u32 shard, u64 view, u16 deposed, u16 candidate, u8 pre -> kOk: (would) vote
+  kNewView = 10,  // one-way: u32 shard, u64 ShardView::packed: the candidate won; install the view
+  kResync = 11,   // request, empty: "you hold a write that did not commit": leave sync and copy the shard again
+  kWithdraw = 12,  // one-way: u32 shard, u64 view: the sender lost its campaign for that view (its votes expire)
 };
-inline constexpr uint16_t kMessageCount = 9;
+inline constexpr uint16_t kMessageCount = 13;
 
 // The writes of one transaction (or one single-key write) for one replica.
 struct LogBatch {
   uint64_t txid = 0;
+  uint64_t view = 0;  // the sender's view of the receiver's shard (ShardView::packed): a receiver in another refuses
   cluster::LogMode mode = cluster::LogMode::kApply;
   bool committed = false;  // kResolve
   std::vector<cluster::LogWrite> writes;

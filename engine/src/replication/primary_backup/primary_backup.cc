@@ -37,17 +37,18 @@ Status PbWorker::start() {
   // Replicated writes need only "done": they are ackable messages, acknowledged by smart acks (one ack covers every
   // consecutive id applied since the last flush). A malformed batch is not acknowledged: its sender excludes this
   // node, which then recovers (a sender that cannot be understood must not be trusted with this copy).
-  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kReplicate), [this](const rpc::Incoming& in) {
-    auto b = LogBatch::decode(in.payload);
-    if (!b) return;
-    if (b->mode == cluster::LogMode::kApply) {
-      apply_hidden(*b);
-    } else {
-      hold(*b);
-    }
-    ctx_.rpc().ack(in.reply_to());
-  }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kReplicate), [this](const rpc::Incoming& in) { serve_replicate(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kExcluded), [this](const rpc::Incoming& in) { serve_excluded(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVote), [this](const rpc::Incoming& in) { serve_vote(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kWithdraw), [this](const rpc::Incoming& in) { serve_withdraw(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResync), [this](const rpc::Incoming& in) {
+    if (!in.payload.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    leave_sync(
+        fmt::format("{} says a write it replicated here did not commit",
+                    in.peer_node < ctx_.topology().nodes.size() ? ctx_.topology().nodes[in.peer_node].name : "?"));
+    ctx_.rpc().respond(in.reply_to(), Code::kOk);
+  }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) {
     auto b = LogBatch::decode(in.payload);
     if (!b) return;
@@ -63,12 +64,18 @@ Status PbWorker::start() {
 
 void PbWorker::on_peer_lost(uint16_t node) {
   // A backup this node can no longer reach (its connection broke, or it stopped answering heartbeats) misses, or may
-  // miss, the writes this node coordinates: exclude it. A primary cannot be excluded: without it its shard is
-  // unavailable (the node reports not ready) until it returns.
+  // miss, the writes this node coordinates: exclude it. The primary of this node's shard: elect another (worker 0
+  // runs elections, election.cc); a primary of another shard is its members' business.
   const cluster::Topology& t = ctx_.topology();
   const cluster::NodeSpec& lost = t.nodes[node];
-  if (lost.role != cluster::Role::kData || t.primary_of(static_cast<uint32_t>(lost.shard)) == node) return;
-  rpc::spawn(exclude(node, "unreachable"));
+  if (lost.role != cluster::Role::kData) return;
+  const auto shard = static_cast<uint32_t>(lost.shard);
+  if (ctx_.membership().primary(shard) != node) {
+    rpc::spawn(
+        [](PbWorker* self, uint16_t n) -> Task<void> { (void)co_await self->exclude(n, "unreachable"); }(this, node));
+  } else if (lost.shard == t.nodes[ctx_.self()].shard && ctx_.worker_index() == 0) {
+    rpc::spawn(elect(node));
+  }
 }
 
 // A replica that comes back rejoins on its own (recovery.h); the connection alone proves nothing about its copy.
@@ -87,31 +94,46 @@ void PbWorker::on_membership_change() {
     if (n.id != ctx_.self() && n.role == cluster::Role::kData && ctx_.membership().member(n.id) == MemberState::kFailed)
       if (auto conn = ctx_.peer(n.id)) ctx_.rpc().abandon_calls(*conn);
   backups_.assign(t.shards.size(), {});
-  for (size_t s = 0; s < t.shards.size(); ++s) {
-    const auto& members = t.shards[s].members;
-    for (size_t i = 1; i < members.size(); ++i)
-      if (ctx_.membership().member(members[i]) != MemberState::kFailed || members[i] == ctx_.self())
-        backups_[s].push_back(members[i]);
+  auto views = std::make_shared<std::vector<uint64_t>>();
+  for (uint32_t s = 0; s < t.shards.size(); ++s) {
+    const cluster::ShardView view = ctx_.membership().view(s);
+    views->push_back(view.packed());
+    const uint16_t primary = view.primary;
+    for (uint16_t m : t.shards[s].members)
+      if (m != primary && (ctx_.membership().member(m) != MemberState::kFailed || m == ctx_.self()))
+        backups_[s].push_back(m);
   }
+  views_ = std::move(views);
 }
 
 // Agreed exclusion: before this node commits a write without `node`, every other data node that answers has
-// excluded it too (revoked it and waited out the leases it granted). So a node that excluded `node` and then
-// restarts (forgetting it) cannot let `node` read a copy that missed this node's writes: the others still refuse it
-// leases and answer its heartbeats "excluded", and it recovers. The others exclude in parallel with this node's own
-// wait for its grant to end; one that does not answer within a few lease periods is not waited for (it is down or
-// cut off itself).
-Task<void> PbWorker::exclude(uint16_t node, std::string why) {
-  if (node == ctx_.self() || ctx_.membership().member(node) == MemberState::kFailed) co_return;
+// excluded it too (revoked it and waited out the leases it granted), and they are with this node a majority of the
+// data nodes. So a node that excluded `node` and then restarts (forgetting it) cannot let `node` read a copy that
+// missed this node's writes: the others still refuse it leases and answer its heartbeats "excluded", and it
+// recovers; and an election (election.cc), which needs a majority too, always hears of it from one of them and never
+// makes `node` the primary. The others exclude in parallel with this node's own wait for its grant to end; one that
+// does not answer within a few lease periods is not waited for (it is down or cut off itself). Returns whether
+// `node` is excluded; false leaves it counted (writes that need it fail).
+Task<bool> PbWorker::exclude(uint16_t node, std::string why) {
+  if (node == ctx_.self()) co_return false;
+  if (ctx_.membership().member(node) == MemberState::kFailed) co_return true;
   ctx_.membership().leases().revoke(node);
-  if (!node_.env().faults.unilateral_exclusion) co_await announce_exclusion(node);
+  size_t agreed = cluster::data_node_count(ctx_.topology());  // (the planted fault skips the agreement)
+  if (!node_.env().faults.unilateral_exclusion) agreed = 1 + co_await announce_exclusion(node);
+  if (agreed < cluster::majority_of_data_nodes(ctx_.topology())) {
+    spdlog::warn("primary-backup: only {} data nodes agreed to exclude {} ({}); it stays counted", agreed,
+                 ctx_.topology().nodes[node].name, why);
+    co_return false;
+  }
   const bool excluded = co_await cluster::exclude_after_lease(ctx_, node);
-  if (!excluded) co_return;
-  spdlog::warn("primary-backup: replica {} {}; excluded until it rejoins", ctx_.topology().nodes[node].name, why);
-  on_membership_change();
+  if (excluded) {
+    spdlog::warn("primary-backup: replica {} {}; excluded until it rejoins", ctx_.topology().nodes[node].name, why);
+    on_membership_change();
+  }
+  co_return ctx_.membership().member(node) == MemberState::kFailed;
 }
 
-Task<void> PbWorker::announce_exclusion(uint16_t node) {
+Task<size_t> PbWorker::announce_exclusion(uint16_t node) {
   const std::chrono::milliseconds timeout = 3 * ctx_.membership().leases().duration() + std::chrono::seconds(1);
   rpc::Writer w;
   w.put(node);
@@ -124,10 +146,16 @@ Task<void> PbWorker::announce_exclusion(uint16_t node) {
     calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kExcluded), w.data(), timeout));
   }
   auto answers = co_await rpc::when_all(std::move(calls));
-  for (size_t i = 0; i < asked.size(); ++i)
-    if (answers[i].status != Code::kOk)
+  size_t confirmed = 0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    if (answers[i].status == Code::kOk) {
+      ++confirmed;
+    } else {
       spdlog::warn("primary-backup: {} did not confirm the exclusion of {} ({})", ctx_.topology().nodes[asked[i]].name,
                    ctx_.topology().nodes[node].name, code_name(answers[i].status));
+    }
+  }
+  co_return confirmed;
 }
 
 // Another node excluded `node`: exclude it here too (no further announcement), then confirm.
@@ -136,8 +164,9 @@ void PbWorker::serve_excluded(const rpc::Incoming& in) {
   const auto node = rd.get<uint16_t>();
   const cluster::Topology& t = ctx_.topology();
   if (!rd.done() || node >= t.nodes.size() || node == ctx_.self() || node == in.peer_node ||
-      t.nodes[node].role != cluster::Role::kData || t.primary_of(static_cast<uint32_t>(t.nodes[node].shard)) == node)
-    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);  // (a primary is never excluded)
+      t.nodes[node].role != cluster::Role::kData ||
+      ctx_.membership().primary(static_cast<uint32_t>(t.nodes[node].shard)) == node)
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);  // (a primary is deposed by an election)
   rpc::spawn([](PbWorker* self, rpc::ReplyTo to, uint16_t n, uint32_t from) -> Task<void> {
     const bool now = co_await cluster::exclude_after_lease(self->ctx_, n);
     if (now) {

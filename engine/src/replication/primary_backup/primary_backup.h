@@ -8,11 +8,15 @@
 //    reads on), else by the primary; a key held by a writer is read again until it is free.
 //  - Transactions replicate through the same path (ReplicaLog: kApply and kHold, replica.cc).
 //  - A backup that does not acknowledge, or that the failure detector suspects, is excluded by the node that saw it
-//    fail and, before that node writes without it, by every other data node that answers (agreed exclusion), each
-//    once the lease it granted the backup has ended (so it no longer reads its own copy, cluster/leases.h); it
-//    notices (recovery.h), copies its shard again and rejoins. A primary is never excluded: its shard stops taking
-//    writes until it is back (failover comes with live membership).
-// Survives: the loss of a backup.
+//    fail and, before that node writes without it, by every other data node that answers, a majority of the data
+//    nodes with it (agreed exclusion), each once the lease it granted the backup has ended (so it no longer reads its
+//    own copy, cluster/leases.h); it notices (recovery.h), copies its shard again and rejoins.
+//  - A primary that the members of its shard lose is replaced (election.cc): an in-sync backup collects the votes of
+//    a majority of the data nodes, each given only after the voter excluded the old primary and waited out the lease
+//    it granted it, so the old primary, which answers and commits only while it holds leases from a majority
+//    (cluster::serves_as_primary), has stopped before the new one starts. Views number the primaries of a shard;
+//    replicated writes carry the sender's view and a backup in another view refuses them.
+// Survives: the loss of a minority of the data nodes, the primary included.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,7 +81,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
  private:
   // single_key.cc
   rpc::Task<WriteResult> write_at_primary(std::string key, Rmw op);
-  rpc::Task<WriteResult> write_locked(const std::string& key, const Rmw& op);
+  rpc::Task<WriteResult> write_locked(const std::string& key, const Rmw& op, Scope scope);
   rpc::Task<cluster::KvResult> read_once(const std::string& key, bool* busy);
   void serve_get(const rpc::Incoming& in);
   void serve_write(const rpc::Incoming& in);
@@ -91,15 +95,32 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void release_hold(const std::string& key);
   void remove_final(const std::string& key, uint64_t version);
   rpc::Task<std::optional<transport::ConnId>> connection_to(uint16_t node);
-  // Stops counting `node` as a replica once the lease this node granted it has ended (cluster/leases.h) and the
-  // other data nodes excluded it too (agreed exclusion, primary_backup.cc).
-  rpc::Task<void> exclude(uint16_t node, std::string why);
-  rpc::Task<void> announce_exclusion(uint16_t node);
+  // Stops counting `node` as a replica once the lease this node granted it has ended (cluster/leases.h) and a
+  // majority of the data nodes excluded it (agreed exclusion, primary_backup.cc). Whether it is excluded.
+  rpc::Task<bool> exclude(uint16_t node, std::string why);
+  rpc::Task<size_t> announce_exclusion(uint16_t node);  // how many other data nodes confirmed
   void serve_excluded(const rpc::Incoming& in);
-  // The writes of `writes` each live backup of their shards must get, by node.
+  // The writes of `writes` each backup must get, by node: the live backups of their shards, or (`only`) the nodes
+  // a replicate went to (a resolve follows its replicate even when a view changed in between).
   std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,
-                                         cluster::LogMode mode) const;
+                                         cluster::LogMode mode, const std::vector<uint16_t>* only = nullptr) const;
+  // Whether `node` has the batch now, or no longer counts (excluded): the write may proceed without it.
   rpc::Task<bool> send_to(uint16_t node, uint16_t msg, LogBatch batch);
+  void serve_replicate(const rpc::Incoming& in);
+  // This node stops serving and copies its shard again (recovery.h), keeping its copy until a source is there.
+  void leave_sync(std::string_view why);
+
+  // election.cc: a new primary when this node's shard lost its own.
+  rpc::Task<void> elect(uint16_t deposed);
+  rpc::Task<bool> campaign(uint32_t shard, uint64_t view, uint16_t deposed);
+  void serve_vote(const rpc::Incoming& in);
+  void serve_new_view(const rpc::Incoming& in);
+  void withdraw(uint32_t shard, uint64_t view);  // a lost campaign (election.cc)
+  void serve_withdraw(const rpc::Incoming& in);
+  // Adopts `v` for `shard` (learned from a message): a member of the shard that is not its primary copies it again.
+  void adopt_view(uint32_t shard, cluster::ShardView v, uint16_t from);
+  // The new primary shows the writes its predecessor left hidden here (each reached every replica then counted).
+  void show_hidden_writes();
 
   PbNode& node_;
   cluster::WorkerContext& ctx_;
@@ -109,7 +130,10 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   std::multiset<uint64_t> active_gens_;  // membership generations of the writes this worker coordinates
   std::unordered_map<uint64_t, std::vector<cluster::LogWrite>> held_;  // kHold writes by transaction (backup side)
   std::vector<std::vector<uint16_t>> backups_;  // per shard: members that receive its writes (see on_membership_change)
+  Scope::Views views_;                          // per shard: the views backups_ was computed in
   uint64_t seen_generation_ = 0;
+  std::unordered_map<uint64_t, std::vector<uint16_t>> replicated_to_;  // by txid, until its resolve
+  bool electing_ = false;                                              // worker 0: an election is running
 };
 
 }  // namespace rdx::replication::primary_backup

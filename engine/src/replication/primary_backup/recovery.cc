@@ -33,6 +33,7 @@ Status Recovery::start() {
     w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : state_.holds_copy() ? 2 : 0));
     w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.membership().member(in.peer_node)
                                                                            : MemberState::kInSync));
+    w.put(ctx_.membership().view(own_shard()).packed());
     ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoin), [this](const rpc::Incoming& in) {
@@ -67,9 +68,16 @@ Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
   auto conn = ctx_.peer(node);
   if (!conn) co_return std::nullopt;
   rpc::Response r = co_await ctx_.rpc().call(*conn, msgs_.at(kSyncStatus), {});
-  auto sync = static_cast<uint8_t>(r.payload.size() == 2 ? r.payload[0] : 0xff);
-  if (r.status != Code::kOk || sync > 2 || static_cast<uint8_t>(r.payload[1]) > 2) co_return std::nullopt;
-  co_return PeerStatus{sync == 1, sync == 2, static_cast<MemberState>(r.payload[1])};
+  if (r.status != Code::kOk) co_return std::nullopt;
+  rpc::Reader rd(r.payload);
+  const auto sync = rd.get<uint8_t>();
+  const auto view_of_me = rd.get<uint8_t>();
+  const cluster::ShardView view = cluster::ShardView::unpack(rd.get<uint64_t>());
+  const Topology& t = ctx_.topology();
+  if (!rd.done() || sync > 2 || view_of_me > 2 || view.primary >= t.nodes.size() ||
+      t.nodes[view.primary].shard != static_cast<int>(own_shard()))
+    co_return std::nullopt;
+  co_return PeerStatus{sync == 1, sync == 2, static_cast<MemberState>(view_of_me), view};
 }
 
 Task<void> Recovery::run() {
@@ -125,9 +133,11 @@ void Recovery::clear_local() {
 }
 
 Task<void> Recovery::recover() {
+  // A node that left sync because it learned a new view of its shard (Membership::learn_view) drops its copy once
+  // a source is there, like one that was excluded.
+  if (ctx_.membership().take_excluded_notice()) state_.set_holds_copy(true);
   const Topology& t = ctx_.topology();
-  const auto& members = t.shards[t.nodes[ctx_.self()].shard].members;
-  const uint16_t primary = members[0];
+  const auto& members = t.shards[own_shard()].members;
   state_.set_status(
       fmt::format("recovering: asking the members of shard {} whether they are in sync", t.nodes[ctx_.self()].shard));
   for (;;) {
@@ -140,6 +150,12 @@ Task<void> Recovery::recover() {
         asks.push_back(status_of(m));
       }
     auto answers = co_await rpc::when_all(std::move(asks));
+    // The newest view any member knows (a restarted node learns the failovers it missed here), then a source in
+    // it: its primary if that is in sync, else any member in sync in that view (a member still in an older view
+    // may hold writes the new primary never had).
+    for (const auto& a : answers)
+      if (a) (void)ctx_.membership().install_view(own_shard(), a->view);
+    const cluster::ShardView view = ctx_.membership().view(own_shard());
     size_t reachable = 0;
     bool copy_elsewhere = false;
     std::optional<uint16_t> source;
@@ -147,13 +163,13 @@ Task<void> Recovery::recover() {
       if (!answers[i]) continue;
       ++reachable;
       copy_elsewhere |= answers[i]->holds_copy;
-      if (answers[i]->in_sync && (!source || others[i] == primary)) source = others[i];
+      if (answers[i]->in_sync && answers[i]->view == view && (!source || others[i] == view.primary)) source = others[i];
     }
     const bool majority = (reachable + 1) * 2 > members.size();
     const bool all_answered = reachable == others.size();
     if (source) {
       // Only now, with a complete copy to replace it, may a copy this node kept go (it may have missed writes).
-      if (state_.holds_copy()) {
+      if (state_.holds_copy() || state_.take_dirty()) {
         clear_local();
         state_.set_holds_copy(false);
       }
@@ -161,7 +177,11 @@ Task<void> Recovery::recover() {
       bool copied = false;
       bool announced = co_await announce_join();
       if (announced) copied = co_await copy_from(*source);
-      if (copied) break;
+      if (copied && !state_.take_dirty()) break;
+      if (copied) {  // a write that did not commit landed meanwhile: from an empty table again
+        state_.set_holds_copy(true);
+        continue;
+      }
       spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
     } else if (majority && state_.holds_copy()) {
       // No member is in sync: this node's copy is the best there is. Rejoin with it, so the members that excluded
@@ -186,6 +206,7 @@ Task<void> Recovery::recover() {
     co_await ctx_.sched().sleep_for(kPollEvery);
   }
   state_.set_holds_copy(false);
+  ctx_.membership().lift_vote_fence(own_shard());
   ctx_.membership().set_in_sync(true);
   state_.set_joining(false);
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))
@@ -216,8 +237,8 @@ Task<bool> Recovery::announce_join() {
   const Topology& t = ctx_.topology();
   for (uint16_t n : pending) {
     spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
-    // A backup that is down misses writes: exclude it until it joins itself (a primary cannot be excluded).
-    if (t.primary_of(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
+    // A backup that is down misses writes: exclude it until it joins itself (a primary is deposed by an election).
+    if (ctx_.membership().primary(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
       (void)co_await cluster::exclude_after_lease(ctx_, n);
     }
   }

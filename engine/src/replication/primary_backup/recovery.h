@@ -16,7 +16,9 @@
 //     other while the primary restarts), members that hold such a copy rejoin with it and the others wait for them;
 //     "start empty" is only for a shard where every member answered and none holds anything.
 // A restarting primary copies from a backup: backups hold every committed write (writes reach the backups before
-// they are reported). Until a primary is in sync it refuses writes and locks, so its shard is unavailable meanwhile.
+// they are reported). Until a primary is in sync it refuses writes and locks, so its shard is unavailable meanwhile
+// (unless the others elect another primary first, election.cc: then it learns the new view from their answers and
+// copies from the new primary as a backup).
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -68,6 +70,10 @@ class RecoveryState {
   // survive until a member in sync can replace it, and is the shard's data if no member is in sync any more.
   bool holds_copy() const { return holds_copy_.load(std::memory_order_acquire); }
   void set_holds_copy(bool v) { holds_copy_.store(v, std::memory_order_release); }
+  // Set when this node took a replicated write that did not commit (PbWorker::leave_sync): a copy being made now
+  // may keep it (a snapshot never overwrites a newer version), so the copy is made again from an empty table.
+  void mark_dirty() { dirty_.store(true, std::memory_order_release); }
+  bool take_dirty() { return dirty_.exchange(false, std::memory_order_acq_rel); }
   // What recovery is doing, for /readyz.
   std::string status() const {
     std::lock_guard<std::mutex> lk(status_mu_);
@@ -83,6 +89,7 @@ class RecoveryState {
   std::mutex tomb_mu_;
   std::unordered_map<std::string, uint64_t> tombstones_;
   std::atomic<bool> holds_copy_{false};
+  std::atomic<bool> dirty_{false};
   mutable std::mutex status_mu_;
   std::string status_ = "starting";
 };
@@ -110,7 +117,9 @@ class Recovery {
     bool in_sync = false;
     bool holds_copy = false;  // not in sync, but keeps a copy that was complete once
     cluster::MemberState view_of_me = cluster::MemberState::kInSync;
+    cluster::ShardView view;  // its view of the shard
   };
+  uint32_t own_shard() const { return static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard); }
   rpc::Task<void> recover();
   rpc::Task<bool> excluded_somewhere();
   void clear_local();

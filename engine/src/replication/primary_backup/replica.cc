@@ -22,6 +22,7 @@ namespace rdx::replication::primary_backup {
 using namespace cluster::lockword;
 using cluster::LogMode;
 using cluster::LogWrite;
+using cluster::MemberState;
 using rpc::Task;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ cluster::ReplicaLog::Scope PbWorker::begin() {
   if (gen != seen_generation_) on_membership_change();
   active_gens_.insert(gen);
   ctx_.membership().publish_oldest_write(ctx_.worker_index(), *active_gens_.begin());
-  return Scope(this, gen);
+  return Scope(this, gen, views_);
 }
 
 void PbWorker::end(uint64_t gen) {
@@ -42,22 +43,48 @@ void PbWorker::end(uint64_t gen) {
                                          active_gens_.empty() ? cluster::Membership::kNoWrite : *active_gens_.begin());
 }
 
-std::map<uint16_t, LogBatch> PbWorker::by_backup(uint64_t txid, const std::vector<LogWrite>& writes,
-                                                 LogMode mode) const {
+std::map<uint16_t, LogBatch> PbWorker::by_backup(uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode,
+                                                 const std::vector<uint16_t>* only) const {
   std::map<uint16_t, LogBatch> out;
   const cluster::Topology& t = ctx_.topology();
-  for (const LogWrite& w : writes)
-    for (uint16_t node : backups_[t.shard_of_key(w.key)]) {
+  for (const LogWrite& w : writes) {
+    const uint32_t shard = t.shard_of_key(w.key);
+    for (uint16_t node : only != nullptr ? *only : backups_[shard]) {
+      if (t.nodes[node].shard != static_cast<int>(shard)) continue;
       LogBatch& b = out[node];
       b.txid = txid;
+      b.view = ctx_.membership().view(shard).packed();
       b.mode = mode;
       b.writes.push_back(w);
     }
+  }
   return out;
 }
 
+// A backup takes a replicated write only from a sender that sees its shard in the same view (a sender in an older
+// one may be a deposed primary, or a coordinator whose locks were taken there), unless it voted in a newer view
+// since (the candidate it voted for must have every write of the old view that commits), and only from a sender
+// it has not excluded. The refusal fails the sender's replicate, so the write does not commit.
+void PbWorker::serve_replicate(const rpc::Incoming& in) {
+  auto b = LogBatch::decode(in.payload);
+  if (!b) return;  // not acknowledged: the sender excludes this node, which then recovers
+  const auto shard = static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard);
+  if (b->view != ctx_.membership().view(shard).packed() ||
+      ctx_.membership().voted_view(shard) > cluster::ShardView::unpack(b->view).view ||
+      (in.peer_node < ctx_.topology().nodes.size() &&
+       ctx_.membership().member(static_cast<uint16_t>(in.peer_node)) == cluster::MemberState::kFailed))
+    return ctx_.rpc().refuse(in.reply_to(), Code::kAborted);
+  if (b->mode == LogMode::kApply) {
+    apply_hidden(*b);
+  } else {
+    hold(*b);
+  }
+  ctx_.rpc().ack(in.reply_to());
+}
+
 // One batch to one backup: applied directly when it is this node; otherwise an ackable message whose failure
-// excludes the backup (it may have missed the write). Returns whether the backup has it.
+// excludes the backup (it may have missed the write). Returns whether the backup has it or no longer counts
+// (excluded); false when it refused (another view) or its exclusion was not agreed.
 Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
   if (node == ctx_.self()) {
     if (msg == kReplicate) {
@@ -74,32 +101,74 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
     co_return true;
   }
   auto conn = co_await connection_to(node);
-  if (!conn) {
-    co_await exclude(node, "not connected");
-    co_return false;
-  }
+  if (!conn) co_return co_await exclude(node, "not connected");
   std::string payload = batch.encode();
   if (msg == kResolve && batch.mode == LogMode::kApply) {  // readable notices are one-way
     co_return ctx_.rpc().send_oneway(*conn, msgs_.at(msg), rpc::as_bytes_of(payload)).is_ok();
   }
   rpc::Response ack = co_await ctx_.rpc().call_ackable(*conn, msgs_.at(msg), rpc::as_bytes_of(payload));
-  if (ack.status != Code::kOk)
-    co_await exclude(node, fmt::format("did not acknowledge a write: {}", code_name(ack.status)));
-  co_return ack.status == Code::kOk;
+  if (ack.status == Code::kOk) co_return true;
+  if (ack.status == Code::kAborted) {  // refused: it sees its shard in another view (serve_replicate)
+    spdlog::info("primary-backup: {} refused a write (views differ)", ctx_.topology().nodes[node].name);
+    co_return false;
+  }
+  co_return co_await exclude(node, fmt::format("did not acknowledge a write: {}", code_name(ack.status)));
 }
 
-Task<Code> PbWorker::replicate(const Scope&, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode) {
+Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode) {
+  // A write that began under one primary of a shard is not replicated under another (its locks or its primary's
+  // checks were of the old view): it fails before anything is sent.
+  if (ctx_.membership().generation() != seen_generation_) on_membership_change();
+  const cluster::Topology& t = ctx_.topology();
+  if (scope.views())
+    for (const LogWrite& w : writes) {
+      const uint32_t shard = t.shard_of_key(w.key);
+      if ((*scope.views())[shard] != (*views_)[shard]) co_return Code::kUnavailable;
+    }
   std::vector<Task<bool>> sends;
-  for (auto& [node, batch] : by_backup(txid, writes, mode))
+  std::vector<uint16_t>& to = replicated_to_[txid];  // (stays valid: nothing else touches this txid meanwhile)
+  for (auto& [node, batch] : by_backup(txid, writes, mode)) {
+    to.push_back(node);
     sends.push_back(send_to(node, kReplicate, std::move(batch)));
-  co_await rpc::when_all(std::move(sends));
-  co_return Code::kOk;  // a backup that failed is excluded: the write is durable at every replica still counted
+  }
+  auto delivered = co_await rpc::when_all(std::move(sends));
+  // Durable once every replica still counted has it (one that failed and was excluded no longer counts); a refusal,
+  // or an exclusion a majority did not agree to, fails the write.
+  if (std::all_of(delivered.begin(), delivered.end(), [](bool d) { return d; })) co_return Code::kOk;
+  // The replicas that took it hold a write that will not commit, applied over the value it replaced: they copy the
+  // shard again before anybody writes the key again (a later write could reuse its version), and serve nothing
+  // meanwhile. Awaited, so the caller releases its locks only after.
+  std::vector<Task<rpc::Response>> resyncs;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (!delivered[i] || ctx_.membership().member(to[i]) == MemberState::kFailed) continue;
+    if (to[i] == ctx_.self()) {
+      leave_sync("this node holds a replicated write that did not commit");
+    } else if (auto conn = ctx_.peer(to[i])) {
+      resyncs.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kResync), {}));
+    }
+  }
+  co_await rpc::when_all(std::move(resyncs));
+  co_return Code::kUnavailable;
+}
+
+void PbWorker::leave_sync(std::string_view why) {
+  node_.recovery().mark_dirty();  // (a copy in progress is made again)
+  if (!ctx_.membership().in_sync()) return;
+  node_.recovery().set_holds_copy(true);
+  ctx_.membership().set_in_sync(false);
+  node_.recovery().set_status(fmt::format("recovering: {}", why));
+  spdlog::warn("primary-backup: {}: copying the shard again", why);
 }
 
 Task<void> PbWorker::resolve(const Scope&, uint64_t txid, std::vector<LogWrite> writes, LogMode mode, bool committed) {
+  std::vector<uint16_t> to;
+  if (auto it = replicated_to_.find(txid); it != replicated_to_.end()) {
+    to = std::move(it->second);
+    replicated_to_.erase(it);
+  }
   if (mode == LogMode::kApply && !committed) co_return;  // nothing was decided before an applied write: never sent
   std::vector<Task<bool>> sends;
-  for (auto& [node, batch] : by_backup(txid, writes, mode)) {
+  for (auto& [node, batch] : by_backup(txid, writes, mode, &to)) {
     batch.committed = committed;
     if (mode == LogMode::kHold)
       for (LogWrite& w : batch.writes) w.value.reset();  // the backup kept the values
@@ -158,7 +227,9 @@ void PbWorker::make_readable(const LogBatch& b) {
         break;
       }
       if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
-      if (ref.lock_word().compare_exchange_strong(word, word & ~kNotReadable, std::memory_order_acq_rel)) break;
+      // The tag goes with the mark: a readable record carries no owner bits (this node may become a primary).
+      if (ref.lock_word().compare_exchange_strong(word, word & ~(kNotReadable | kOwnerMask), std::memory_order_acq_rel))
+        break;
     }
   }
 }

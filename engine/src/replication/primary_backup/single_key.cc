@@ -36,7 +36,7 @@ WriteResult write_failure(Code c, std::string why) {
 
 Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
   const cluster::Topology& t = ctx_.topology();
-  const uint16_t primary = cluster::primary_of(t, key);
+  const uint16_t primary = cluster::primary_of(ctx_, key);
   *busy = false;
   bool here = ctx_.membership().in_sync() && cluster::is_replica_of(t, ctx_.self(), key) &&
               (primary == ctx_.self() || node_.env().local_backup_reads);
@@ -45,11 +45,16 @@ Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
     const uint64_t lease_ticket = ctx_.membership().leases().ticket();
     r = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
     // A backup that holds a write not yet known committed asks the primary, which knows; so does one that did not
-    // hold its leases when it read (it may have been excluded meanwhile, cluster/leases.h).
-    if (primary != ctx_.self() && (r.status == Code::kBusy || !ctx_.membership().leases().covers(
-                                                                  lease_ticket, ctx_.local_reads().reads_done_by())))
+    // hold its leases when it read (it may have been excluded meanwhile, cluster/leases.h). The primary answers
+    // only while it still is the primary, with a majority's leases (it may have been deposed meanwhile).
+    const auto done_by = ctx_.local_reads().reads_done_by();
+    if (primary == ctx_.self() && !cluster::serves_as_primary(ctx_, done_by))
+      co_return unavailable("this node lost the leases a primary needs (a majority of the data nodes')");
+    if (primary != ctx_.self() &&
+        (r.status == Code::kBusy || !ctx_.membership().leases().covers(lease_ticket, done_by)))
       here = false;
   }
+  if (!here && primary == ctx_.self()) co_return unavailable("this node is the primary but its copy is not in sync");
   if (!here) {
     auto conn = ctx_.peer(primary);
     if (!conn) co_return unavailable("the primary of this key's shard is not reachable");
@@ -88,14 +93,14 @@ void PbWorker::serve_get(const rpc::Incoming& in) {
   std::string key(r.bytes(cluster::kMaxKeyBytes));
   if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
-  ctx_.local_reads().read_for(in.reply_to(), std::move(key), cluster::ReadMode::kCommitted);
+  rpc::spawn(cluster::answer_read_as_primary(ctx_, in.reply_to(), std::move(key), cluster::ReadMode::kCommitted));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Writes.
 
 Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
-  const uint16_t primary = cluster::primary_of(ctx_.topology(), key);
+  const uint16_t primary = cluster::primary_of(ctx_, key);
   if (primary == ctx_.self()) co_return co_await write_at_primary(std::move(key), std::move(op));
   auto conn = ctx_.peer(primary);
   if (!conn) co_return write_failure(Code::kUnavailable, "the primary of this key's shard is not reachable");
@@ -103,9 +108,13 @@ Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
   w.bytes(key);
   op.encode(w);
   rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kWrite), w.span());
-  if (resp.status != Code::kOk)
-    co_return write_failure(
-        resp.status, resp.status == Code::kTimeout ? "the primary did not answer in time" : std::string(resp.payload));
+  // The primary answers kOk with the write's result; anything else that is not a refusal of the request means the
+  // request was sent and the primary was lost or slow: the write may have taken effect (kTimeout says so).
+  if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
+    co_return write_failure(Code::kTimeout,
+                            "the key's primary did not answer (it may have failed): the write may or may not have "
+                            "taken effect");
+  if (resp.status != Code::kOk) co_return write_failure(resp.status, std::string(resp.payload));
   WriteResult out;
   rpc::Reader rd(resp.payload);
   if (!WriteResult::decode(rd, &out) || !rd.done())
@@ -121,7 +130,7 @@ void PbWorker::serve_write(const rpc::Incoming& in) {
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(std::string_view("malformed write request")));
   }
-  if (cluster::primary_of(ctx_.topology(), key) != ctx_.self()) {
+  if (cluster::primary_of(ctx_, key) != ctx_.self()) {
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(std::string_view("this node is not the key's primary")));
   }
@@ -136,6 +145,10 @@ void PbWorker::serve_write(const rpc::Incoming& in) {
 Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
   if (!ctx_.membership().in_sync())
     co_return write_failure(Code::kUnavailable, "the primary of this key is recovering its copy of the shard");
+  if (!cluster::serves_as_primary(ctx_, Clock::now()))
+    co_return write_failure(Code::kUnavailable, "the primary of this key lost the leases of a majority of the nodes");
+  // The views now, while this node is the primary: if they change before the write replicates, it fails then.
+  Scope scope = begin();
   // The key's turn: writers of this key on this node go one at a time, in arrival order.
   const uint64_t h = KeyTurns::hash(key);
   const bool node_wide = ctx_.topology().shards[ctx_.topology().shard_of_key(key)].members.size() > 1;
@@ -145,7 +158,7 @@ Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
     me.result.combined = true;
     co_return std::move(me.result);
   }
-  WriteResult r = co_await write_locked(key, op);
+  WriteResult r = co_await write_locked(key, op, std::move(scope));
   turns_.leave(h);
   turns_.finish(me, r);
   co_return r;
@@ -153,7 +166,7 @@ Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
 
 // With the key's turn: lock the record (transactions may hold it: wait, they finish quickly), evaluate, replicate to
 // the backups (applied hidden there), apply here, unlock, then let the backups show it.
-Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op) {
+Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, Scope scope) {
   const uint64_t writer = ctx_.next_writer_id();
   auto deadline = Clock::now() + kHeldTimeout;
   cluster::LockResult lock;
@@ -194,7 +207,6 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op) 
   ws.push_back(cluster::LogWrite{key, std::move(a.new_value), lock.version + 1});
   const cluster::LogWrite& w = ws.front();
   res.version = w.version;
-  Scope scope = begin();
   if (node_.env().faults.ack_before_replication) {
     // Planted fault (tests only): the write is visible and acknowledged here before the backups have it.
     apply_at_primary(w);
@@ -206,8 +218,17 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op) 
     }(this, std::move(scope), writer, std::move(ws)));
     co_return res;
   }
-  // Always kOk here: a backup that does not acknowledge is excluded, and the write is at every replica still counted.
-  (void)co_await replicate(scope, writer, ws, cluster::LogMode::kApply);
+  // A backup that does not acknowledge is excluded (with a majority's agreement), and the write is then at every
+  // replica still counted. A refusal (a backup in another view) or an exclusion not agreed fails it: it is not
+  // applied here, and the backups that took it copy the shard again (replicate). The client hears "unavailable".
+  const Code replicated = co_await replicate(scope, writer, ws, cluster::LogMode::kApply);
+  if (replicated != Code::kOk) {
+    cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
+    co_await resolve(scope, writer, std::move(ws), cluster::LogMode::kApply, false);
+    co_return write_failure(Code::kTimeout,
+                            "the shard's primary changed while the write was replicated: it may or may not have "
+                            "taken effect");
+  }
   apply_at_primary(w);
   cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
   // Not awaited: readable notices are one-way, and the scope (kept by the resolve) ends once they are sent.

@@ -200,6 +200,27 @@ TEST(Rpc, SmartAcksCoverRangesOfConsecutiveIds) {
   EXPECT_EQ(h.b.rpc->stats().acks_covered, 100u);
 }
 
+Task<void> ackable_status(Rpc& rpc, ConnId c, Code& out) { out = (co_await rpc.call_ackable(c, 9, {})).status; }
+
+TEST(Rpc, ARefusedAckableFailsAloneAndDoesNotHoldUpTheOthers) {
+  Harness h;
+  std::vector<ReplyTo> pending;
+  ASSERT_TRUE(h.b.rpc->on(9, [&](const Incoming& in) { pending.push_back(in.reply_to()); }).is_ok());
+  std::vector<Code> got(5, Code::kInternal);
+  for (auto& g : got) spawn(ackable_status(*h.a.rpc, h.ab, g));
+  ASSERT_TRUE(h.run_until([&] { return pending.size() == 5; }));
+  // The middle one is refused before anything is acknowledged: it fails at once, the others wait for their acks.
+  h.b.rpc->refuse(pending[2], Code::kAborted);
+  ASSERT_TRUE(h.run_until([&] { return got[2] != Code::kInternal; }));
+  EXPECT_EQ(got[2], Code::kAborted);
+  for (size_t i : {0, 1, 3, 4}) EXPECT_EQ(got[i], Code::kInternal) << i;
+  // The others complete once acknowledged; the refused id inside their range changes nothing.
+  for (size_t i : {0, 1, 3, 4}) h.b.rpc->ack(pending[i]);
+  ASSERT_TRUE(h.run_until([&] { return got[4] != Code::kInternal && got[0] != Code::kInternal; }));
+  for (size_t i : {0, 1, 3, 4}) EXPECT_EQ(got[i], Code::kOk) << i;
+  EXPECT_EQ(h.a.rpc->pending_calls(), 0u);
+}
+
 TEST(Rpc, UnknownTypeGetsUnsupported) {
   Harness h;
   Response got;

@@ -25,18 +25,19 @@ std::unique_ptr<ConcurrencyControl> make_dnl1(const CcEnv& env) {
 Status Dandelion::start() {
   auto& rpc = env_.ctx.rpc();
   const rpc::MsgRange m = env_.msgs;
-  // A primary still copying its snapshot refuses: its records are incomplete.
-  auto request = [this](auto fn) {
-    return [this, fn](const rpc::Incoming& in) {
+  // Only the primary answers (one still copying its snapshot, or deposed, refuses: its records may be stale).
+  auto request = [this](Msg type) {
+    return [this, type](const rpc::Incoming& in) {
       auto b = Batch::decode(in.payload);
       if (!b) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-      if (!env_.ctx.membership().in_sync()) return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
-      std::string out = encode_results(fn(*b));
+      auto results = as_primary(type, *b);
+      if (!results) return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
+      std::string out = encode_results(*results);
       env_.ctx.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(out));
     };
   };
-  RDX_RETURN_IF_ERROR(rpc.on(m.at(kLock), request([this](const Batch& b) { return participant_.lock(b); })));
-  RDX_RETURN_IF_ERROR(rpc.on(m.at(kValidate), request([this](const Batch& b) { return participant_.validate(b); })));
+  RDX_RETURN_IF_ERROR(rpc.on(m.at(kLock), request(kLock)));
+  RDX_RETURN_IF_ERROR(rpc.on(m.at(kValidate), request(kValidate)));
   // Applying and unlocking only need "done": ackable messages, acknowledged by smart acks.
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kApply), [this](const rpc::Incoming& in) {
     if (auto b = Batch::decode(in.payload)) {
@@ -52,13 +53,31 @@ Status Dandelion::start() {
   });
 }
 
+// At a key's primary: the work, then the check that this node still served as the primary when it was done.
+std::optional<std::vector<ItemResult>> Dandelion::as_primary(Msg type, const Batch& b) {
+  if (!env_.ctx.membership().in_sync()) return std::nullopt;
+  std::vector<ItemResult> out = type == kLock ? participant_.lock(b) : participant_.validate(b);
+  if (cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now())) return out;
+  if (type == kLock) {
+    Batch taken;
+    taken.txid = b.txid;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].status == ItemStatus::kOk)
+        taken.items.push_back(Item{b.items[i].key, static_cast<uint8_t>(b.items[i].flags & (kWrite | kDelete)), 0, {}});
+    participant_.unlock(taken);
+  }
+  return std::nullopt;
+}
+
 Task<Dandelion::StepResult> Dandelion::step(uint16_t node, Msg type, Batch batch) {
   if (node == env_.ctx.self()) {
     switch (type) {
       case kLock:
-        co_return StepResult{Code::kOk, participant_.lock(batch)};
-      case kValidate:
-        co_return StepResult{Code::kOk, participant_.validate(batch)};
+      case kValidate: {
+        auto results = as_primary(type, batch);
+        if (!results) co_return StepResult{Code::kUnavailable, {}};
+        co_return StepResult{Code::kOk, std::move(*results)};
+      }
       case kApply:
         co_return StepResult{Code::kOk, participant_.apply(batch)};
       case kUnlock:
