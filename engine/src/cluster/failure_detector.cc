@@ -44,11 +44,9 @@ void FailureDetector::learn_view(uint16_t from, std::span<const std::byte> paylo
   rpc::Reader r(payload);
   const auto shard = r.get<uint32_t>();
   const ShardView v = ShardView::unpack(r.get<uint64_t>());
-  // Only a view of the answering node's own shard whose primary is a member of it (anything else is malformed).
-  if (!r.done() || shard >= t.shards.size() || static_cast<int>(shard) != t.nodes[from].shard ||
-      v.primary >= t.nodes.size() || t.nodes[v.primary].shard != static_cast<int>(shard))
-    return;
-  if (ctx_.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx_.self()].shard, ctx_.self()))
+  // Only a view of the answering node's own shard (anything else is malformed).
+  if (!r.done() || static_cast<int>(shard) != t.nodes[from].shard) return;
+  if (cluster::learn_view(ctx_, shard, v))
     spdlog::warn("failure detector: {} reports view {} of shard {}: primary {}", t.nodes[from].name, v.view, shard,
                  t.nodes[v.primary].name);
 }

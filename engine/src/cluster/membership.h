@@ -41,12 +41,12 @@ class Membership {
         suspicions_(nodes),
         views_(initial_primaries.size()),
         votes_(initial_primaries.size()),
-        voted_view_(initial_primaries.size()) {
+        vote_fence_(initial_primaries.size()) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
     for (size_t s = 0; s < views_.size(); ++s) {
       views_[s].store(ShardView{0, initial_primaries[s]}.packed());
-      voted_view_[s].store(0);
+      vote_fence_[s].store(0);
     }
   }
 
@@ -80,7 +80,7 @@ class Membership {
     ShardView& mine = votes_[shard];
     if (v < mine.view || (v == mine.view && mine.primary != candidate)) return false;
     mine = ShardView{v, candidate};
-    voted_view_[shard].store(v, std::memory_order_release);
+    vote_fence_[shard].store(v, std::memory_order_release);
     return true;
   }
   // The vote this node gave last for `shard` (view 0: none).
@@ -91,11 +91,11 @@ class Membership {
   // Elections this node won (metrics).
   void note_promotion() { promotions_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t promotions() const { return promotions_.load(std::memory_order_relaxed); }
-  // The newest view this node voted in for `shard` (a candidate proposes above it).
-  // Once it voted in a view, a node takes no replicated write of an older one (the winner must have them all),
-  // until it copied its shard again (then it holds what the current primary holds, whatever it voted).
-  uint64_t voted_view(uint32_t shard) const { return voted_view_[shard].load(std::memory_order_acquire); }
-  void lift_vote_fence(uint32_t shard) { voted_view_[shard].store(0, std::memory_order_release); }
+  // The vote's fence: once it voted in a view, a node takes no replicated write of an older one (the winner must
+  // have them all), until the fence is lifted (the campaign was lost, or this node copied its shard again and holds
+  // what the current primary holds). 0: no fence. The vote itself stays (last_vote): one per view.
+  uint64_t vote_fence(uint32_t shard) const { return vote_fence_[shard].load(std::memory_order_acquire); }
+  void lift_vote_fence(uint32_t shard) { vote_fence_[shard].store(0, std::memory_order_release); }
 
   MemberState member(uint16_t node) const { return member_state_[node].load(std::memory_order_acquire); }
   // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
@@ -171,7 +171,7 @@ class Membership {
   std::vector<std::atomic<uint64_t>> suspicions_;
   std::vector<std::atomic<uint64_t>> views_;       // ShardView::packed, per shard
   std::vector<ShardView> votes_;                   // per shard, under transitions_mu_
-  std::vector<std::atomic<uint64_t>> voted_view_;  // votes_[s].view, read without the lock
+  std::vector<std::atomic<uint64_t>> vote_fence_;  // per shard (vote_fence)
   std::atomic<uint64_t> promotions_{0};
 };
 

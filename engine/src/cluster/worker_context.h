@@ -44,6 +44,14 @@ inline bool serves_as_primary(WorkerContext& ctx, std::chrono::steady_clock::tim
   const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
   return m.in_sync() && m.primary(shard) == ctx.self() && m.leases().authority(after);
 }
+// A view of `shard` another node reported (a heartbeat answer, an election's announcement): installed when its
+// primary is a member of the shard and it is newer (Membership::learn_view). True when installed.
+inline bool learn_view(WorkerContext& ctx, uint32_t shard, ShardView v) {
+  const Topology& t = ctx.topology();
+  if (shard >= t.shards.size() || v.primary >= t.nodes.size() || t.nodes[v.primary].shard != static_cast<int>(shard))
+    return false;
+  return ctx.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx.self()].shard, ctx.self());
+}
 // Answers a remote read as this shard's primary: reads, then answers kUnavailable unless serves_as_primary held
 // until the read ended (a deposed primary's copy may be stale).
 rpc::Task<void> answer_read_as_primary(WorkerContext& ctx, rpc::ReplyTo to, std::string key, ReadMode mode);

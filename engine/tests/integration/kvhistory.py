@@ -42,8 +42,8 @@ class KvRecorder(PinnedClients):
     """Clients pinned to nodes, each doing operations from `ops` on `keys` back to back, recording every operation
     in lincheck's format: [start, end] in CLOCK_REALTIME; a write that raised has an unknown outcome (no end: a
     timeout or a failure after forwarding may still have applied it) unless the error says nothing was applied; a
-    read that raised changed nothing and is left out. Values are integers, so INCR applies to whatever SET wrote. `ops` may differ per node (a dict);
-    clients at the nodes in `stop_on_error` end when their connection fails. "multi-incr" is INCR inside MULTI/EXEC (a
+    read that raised changed nothing and is left out. Values are integers, so INCR applies to whatever SET wrote.
+    `ops` may differ per node (a dict); clients at the nodes in `stop_on_error` end when their connection fails. "multi-incr" is INCR inside MULTI/EXEC (a
     transaction coordinated by the node the client talks to)."""
 
     OPS = ("get", "set", "incr", "incrby", "decr", "setnx", "getset", "del")

@@ -93,7 +93,7 @@ def test_paused_primary_is_deposed_and_nothing_reads_stale(cluster):
           f"lincheck: {json.dumps(lreport)}")
     assert code == 0 and report["ok"], f"rdx-check: {json.dumps(report)[:3000]}"
     assert lcode == 0 and lreport["ok"], f"rdx-lincheck: {lreport} (see {html})"
-    assert min(views) >= 5, "most pauses outlast the lease: a backup must have been elected each time"
+    assert min(views) >= 5, "most pauses outlast the lease: a backup must have been elected after most of them"
     assert incrs_while_paused > 100, "writes must go on while the primary is paused"
     assert len(rec.records) > 5000
 

@@ -84,6 +84,14 @@ Task<void> PbWorker::elect(uint16_t deposed) {
   electing_ = false;
 }
 
+// A vote's condition (the candidate's own included): no more leases to the old primary, and every one granted it
+// has ended. Whether the old primary is excluded here.
+Task<bool> PbWorker::cut_off(uint16_t old) {
+  const bool now = co_await cluster::exclude_after_lease(ctx_, old);
+  if (now) on_membership_change();
+  co_return ctx_.membership().member(old) == MemberState::kFailed;
+}
+
 // One round: true when this node won, or the shard has another primary by now.
 Task<bool> PbWorker::campaign(uint32_t shard, uint64_t view, uint16_t deposed) {
   const cluster::Topology& t = ctx_.topology();
@@ -115,12 +123,12 @@ Task<bool> PbWorker::campaign(uint32_t shard, uint64_t view, uint16_t deposed) {
   if (!m.vote(shard, view, ctx_.self())) co_return m.primary(shard) != deposed;
   std::vector<Task<rpc::Response>> calls = ask(false);
   // This node's own vote: the same wait for its grant to the old primary to end.
-  calls.push_back([](cluster::WorkerContext& ctx, uint16_t old) -> Task<rpc::Response> {
-    const bool excluded = co_await cluster::exclude_after_lease(ctx, old);
+  calls.push_back([](PbWorker* self, uint16_t old) -> Task<rpc::Response> {
+    const bool excluded = co_await self->cut_off(old);
     rpc::Response r;
-    r.status = excluded || ctx.membership().member(old) == MemberState::kFailed ? Code::kOk : Code::kAborted;
+    r.status = excluded ? Code::kOk : Code::kAborted;
     co_return r;
-  }(ctx_, deposed));
+  }(this, deposed));
   const size_t votes = count_ok(co_await rpc::when_all(std::move(calls)));
   if (votes < cluster::majority_of_data_nodes(t)) {
     spdlog::warn("election: {} got {} of the {} votes it needs for view {} of shard {}", t.nodes[ctx_.self()].name,
@@ -173,16 +181,14 @@ void PbWorker::serve_vote(const rpc::Incoming& in) {
   if (pre != 0) return ctx_.rpc().respond(in.reply_to(), Code::kOk);
   if (!m.vote(shard, view, candidate)) return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
   rpc::spawn([](PbWorker* self, rpc::ReplyTo to, uint16_t old, uint32_t sh, uint64_t v) -> Task<void> {
-    const bool now = co_await cluster::exclude_after_lease(self->ctx_, old);
-    if (now) self->on_membership_change();
-    const bool excluded = self->ctx_.membership().member(old) == MemberState::kFailed;
+    const bool excluded = co_await self->cut_off(old);
     self->ctx_.rpc().respond(to, excluded ? Code::kOk : Code::kAborted);
     // The vote's fence (serve_replicate) protects the candidate until it decides; a candidate decides within its
     // vote timeout. A view that was not installed by then never will be: the fence goes (this node refused every
     // write since, so it missed none that committed).
     cluster::Membership& mem = self->ctx_.membership();
     co_await self->ctx_.sched().sleep_for(3 * mem.leases().duration() + std::chrono::seconds(2));
-    if (mem.view(sh).view < v && mem.voted_view(sh) == v) {
+    if (mem.view(sh).view < v && mem.vote_fence(sh) == v) {
       spdlog::warn("election: view {} of shard {} was not installed; taking writes of view {} again", v, sh,
                    mem.view(sh).view);
       mem.lift_vote_fence(sh);
@@ -194,7 +200,7 @@ void PbWorker::serve_vote(const rpc::Incoming& in) {
 // again at once (each fenced node refused every write since, so it missed none that committed).
 void PbWorker::withdraw(uint32_t shard, uint64_t view) {
   cluster::Membership& m = ctx_.membership();
-  if (m.view(shard).view < view && m.voted_view(shard) == view) m.lift_vote_fence(shard);
+  if (m.view(shard).view < view && m.vote_fence(shard) == view) m.lift_vote_fence(shard);
   rpc::Writer w;
   w.put(shard).put(view);
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))
@@ -208,7 +214,7 @@ void PbWorker::serve_withdraw(const rpc::Incoming& in) {
   if (!r.done() || shard >= ctx_.topology().shards.size()) return;
   cluster::Membership& m = ctx_.membership();
   const ShardView vote = m.last_vote(shard);
-  if (vote.view == view && vote.primary == in.peer_node && m.view(shard).view < view && m.voted_view(shard) == view)
+  if (vote.view == view && vote.primary == in.peer_node && m.view(shard).view < view && m.vote_fence(shard) == view)
     m.lift_vote_fence(shard);
 }
 
@@ -218,42 +224,21 @@ void PbWorker::serve_new_view(const rpc::Incoming& in) {
   const auto shard = r.get<uint32_t>();
   const ShardView v = ShardView::unpack(r.get<uint64_t>());
   // Only the winner announces its own view.
-  if (!r.done() || shard >= t.shards.size() || v.primary != in.peer_node ||
-      t.nodes[v.primary].shard != static_cast<int>(shard))
-    return;
-  if (ctx_.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx_.self()].shard, ctx_.self()))
+  if (!r.done() || v.primary != in.peer_node) return;
+  if (cluster::learn_view(ctx_, shard, v))
     spdlog::warn("election: {} is the primary of shard {} (view {})", t.nodes[v.primary].name, shard, v.view);
 }
 
 void PbWorker::show_hidden_writes() {
-  using namespace cluster::lockword;
+  using cluster::lockword::kNotReadable;
   std::vector<store::ScanItem> items;
   size_t shown = 0;
   uint64_t cursor = 0;
   do {
     items.clear();
     cursor = ctx_.table().scan(ctx_.session(), cursor, 256, &items);
-    for (const store::ScanItem& it : items) {
-      if ((it.lock_word & kNotReadable) == 0) continue;
-      for (;;) {
-        store::RecordRef ref = ctx_.table().find(ctx_.session(), it.key);
-        if (!ref.valid()) break;
-        uint64_t word = ref.lock_word().load(std::memory_order_acquire);
-        if (retired(word)) continue;
-        // Held writes wait for their coordinator's outcome (it resolves them here too: replicated_to_).
-        if ((word & kNotReadable) == 0 || holds(word) > 0) break;
-        if (absent(word)) {
-          remove_final(it.key, ref.version());
-          ++shown;
-          break;
-        }
-        if (ref.lock_word().compare_exchange_strong(word, word & ~(kNotReadable | kOwnerMask),
-                                                    std::memory_order_acq_rel)) {
-          ++shown;
-          break;
-        }
-      }
-    }
+    for (const store::ScanItem& it : items)
+      if ((it.lock_word & kNotReadable) != 0 && show_write(it.key, std::nullopt)) ++shown;
   } while (cursor != 0);
   spdlog::info("election: {} writes the old primary left hidden are shown", shown);
 }

@@ -24,7 +24,8 @@ enum Msg : uint16_t {
   kExcluded = 8,  // request: u16 node -> kOk once the receiver excluded it too (kAborted: it rejoined meanwhile)
   kVote = 9,      // request (election.cc): u32 shard, u64 view, u16 deposed, u16 candidate, u8 pre -> kOk: (would) vote
   kNewView = 10,  // one-way: u32 shard, u64 ShardView::packed: the candidate won; install the view
-  kResync = 11,   // request, empty: "you hold a write that did not commit": leave sync and copy the shard again
+  kResync = 11,   // request: u64 view (ShardView::packed) -> kOk: "you hold a write of that view that did not commit":
+                  // leave sync and copy the shard again (a receiver in a newer view has nothing to do: resync_for)
   kWithdraw = 12,  // one-way: u32 shard, u64 view: the sender lost its campaign for that view (its votes expire)
 };
 inline constexpr uint16_t kMessageCount = 13;

@@ -43,10 +43,12 @@ Status PbWorker::start() {
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kWithdraw), [this](const rpc::Incoming& in) { serve_withdraw(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResync), [this](const rpc::Incoming& in) {
-    if (!in.payload.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-    leave_sync(
-        fmt::format("{} says a write it replicated here did not commit",
-                    in.peer_node < ctx_.topology().nodes.size() ? ctx_.topology().nodes[in.peer_node].name : "?"));
+    rpc::Reader rd(in.payload);
+    const auto view = rd.get<uint64_t>();
+    if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    resync_for(view, fmt::format(
+                         "{} says a write it replicated here did not commit",
+                         in.peer_node < ctx_.topology().nodes.size() ? ctx_.topology().nodes[in.peer_node].name : "?"));
     ctx_.rpc().respond(in.reply_to(), Code::kOk);
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) {

@@ -91,6 +91,9 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void hold(const LogBatch& b);
   void resolve_held(const LogBatch& b);
   void make_readable(const LogBatch& b);
+  // Shows a hidden write of `key`: the one of `version` (a readable notice), or whichever the record holds (a new
+  // primary's takeover). Whether it was shown.
+  bool show_write(const std::string& key, std::optional<uint64_t> version);
   // Drops one hold of `key`; when it was the last, the record shows its newest write (or goes, if deleted).
   void release_hold(const std::string& key);
   void remove_final(const std::string& key, uint64_t version);
@@ -100,25 +103,28 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   rpc::Task<bool> exclude(uint16_t node, std::string why);
   rpc::Task<size_t> announce_exclusion(uint16_t node);  // how many other data nodes confirmed
   void serve_excluded(const rpc::Incoming& in);
-  // The writes of `writes` each backup must get, by node: the live backups of their shards, or (`only`) the nodes
-  // a replicate went to (a resolve follows its replicate even when a view changed in between).
+  // Catches up with Membership's generation now (on_membership_change), not at the worker's next iteration.
+  void refresh_membership();
+  // The writes of `writes` each backup must get, by node: the live backups of their shards, and for a resolve
+  // (`since`: the replicate's scope) the primary of a shard whose view changed since (a backup then, it holds them).
   std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,
-                                         cluster::LogMode mode, const std::vector<uint16_t>* only = nullptr) const;
+                                         cluster::LogMode mode, const Scope* since = nullptr) const;
   // Whether `node` has the batch now, or no longer counts (excluded): the write may proceed without it.
   rpc::Task<bool> send_to(uint16_t node, uint16_t msg, LogBatch batch);
   void serve_replicate(const rpc::Incoming& in);
-  // This node stops serving and copies its shard again (recovery.h), keeping its copy until a source is there.
-  void leave_sync(std::string_view why);
+  // A write this node took in `view` (of its own shard) did not commit: it stops serving and copies its shard again
+  // (recovery.h), keeping its copy until a source is there; unless the shard moved to a newer view since (the
+  // election settled the write: its winner showed it, every other member copies again).
+  void resync_for(uint64_t view, std::string_view why);
 
   // election.cc: a new primary when this node's shard lost its own.
   rpc::Task<void> elect(uint16_t deposed);
   rpc::Task<bool> campaign(uint32_t shard, uint64_t view, uint16_t deposed);
+  rpc::Task<bool> cut_off(uint16_t old);
   void serve_vote(const rpc::Incoming& in);
   void serve_new_view(const rpc::Incoming& in);
   void withdraw(uint32_t shard, uint64_t view);  // a lost campaign (election.cc)
   void serve_withdraw(const rpc::Incoming& in);
-  // Adopts `v` for `shard` (learned from a message): a member of the shard that is not its primary copies it again.
-  void adopt_view(uint32_t shard, cluster::ShardView v, uint16_t from);
   // The new primary shows the writes its predecessor left hidden here (each reached every replica then counted).
   void show_hidden_writes();
 
@@ -132,8 +138,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   std::vector<std::vector<uint16_t>> backups_;  // per shard: members that receive its writes (see on_membership_change)
   Scope::Views views_;                          // per shard: the views backups_ was computed in
   uint64_t seen_generation_ = 0;
-  std::unordered_map<uint64_t, std::vector<uint16_t>> replicated_to_;  // by txid, until its resolve
-  bool electing_ = false;                                              // worker 0: an election is running
+  bool electing_ = false;  // worker 0: an election is running
 };
 
 }  // namespace rdx::replication::primary_backup

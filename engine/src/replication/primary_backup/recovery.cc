@@ -183,9 +183,12 @@ Task<void> Recovery::recover() {
         continue;
       }
       spdlog::warn("recovery: copy from {} did not complete; retrying", t.nodes[*source].name);
-    } else if (majority && state_.holds_copy()) {
-      // No member is in sync: this node's copy is the best there is. Rejoin with it, so the members that excluded
-      // this node include it again.
+    } else if (majority && state_.holds_copy() &&
+               (view.primary == ctx_.self() || state_.synced_view() == view.packed())) {
+      // No member is in sync: this node's copy is the best there is, if it is the primary of the newest view (it
+      // was in sync when elected) or its copy is from that view. Rejoin with it, so the members that excluded this
+      // node include it again. A copy from an older view (a deposed primary's) may lack the newer primaries'
+      // writes: its holder waits for one of them.
       spdlog::warn("recovery: no member of shard {} is in sync ({} of {} answered): resuming with this node's copy",
                    t.nodes[ctx_.self()].shard, reachable + 1, members.size());
       state_.set_joining(true);
@@ -197,16 +200,21 @@ Task<void> Recovery::recover() {
       spdlog::info("recovery: no member of shard {} holds data (all {} answered): starting empty",
                    t.nodes[ctx_.self()].shard, members.size());
       break;
-    } else if (!source && !copy_elsewhere) {
+    } else if (!copy_elsewhere) {
       state_.set_status(
           fmt::format("recovering: no member that answered holds data; waiting for all {} members of "
                       "shard {} to answer ({} did)",
                       members.size(), t.nodes[ctx_.self()].shard, reachable + 1));
+    } else {
+      state_.set_status(
+          fmt::format("recovering: no member of shard {} is in sync; waiting for a member with a copy from view {}",
+                      t.nodes[ctx_.self()].shard, view.view));
     }
     co_await ctx_.sched().sleep_for(kPollEvery);
   }
   state_.set_holds_copy(false);
   ctx_.membership().lift_vote_fence(own_shard());
+  state_.set_synced_view(ctx_.membership().view(own_shard()).packed());  // (read first: a newer one leaves sync)
   ctx_.membership().set_in_sync(true);
   state_.set_joining(false);
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))

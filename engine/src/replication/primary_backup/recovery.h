@@ -13,8 +13,9 @@
 //  5. Afterwards, once a second, ask every data node how it sees this node: if one excluded it (a connection broke,
 //     so it may have missed writes), stop serving and recover again, keeping the local copy: it is dropped only
 //     once a member in sync is there to copy from. If no member is in sync (e.g. two backups that excluded each
-//     other while the primary restarts), members that hold such a copy rejoin with it and the others wait for them;
-//     "start empty" is only for a shard where every member answered and none holds anything.
+//     other while the primary restarts), members that hold such a copy from the newest view (or are its primary)
+//     rejoin with it and the others wait for them; "start empty" is only for a shard where every member answered
+//     and none holds anything.
 // A restarting primary copies from a backup: backups hold every committed write (writes reach the backups before
 // they are reported). Until a primary is in sync it refuses writes and locks, so its shard is unavailable meanwhile
 // (unless the others elect another primary first, election.cc: then it learns the new view from their answers and
@@ -70,7 +71,11 @@ class RecoveryState {
   // survive until a member in sync can replace it, and is the shard's data if no member is in sync any more.
   bool holds_copy() const { return holds_copy_.load(std::memory_order_acquire); }
   void set_holds_copy(bool v) { holds_copy_.store(v, std::memory_order_release); }
-  // Set when this node took a replicated write that did not commit (PbWorker::leave_sync): a copy being made now
+  // The view of the shard (ShardView::packed) this node was last in sync in: a copy kept from an older view may
+  // lack what the newer primaries committed, so it is never the shard's data.
+  uint64_t synced_view() const { return synced_view_.load(std::memory_order_acquire); }
+  void set_synced_view(uint64_t v) { synced_view_.store(v, std::memory_order_release); }
+  // Set when this node took a replicated write that did not commit (PbWorker::resync_for): a copy being made now
   // may keep it (a snapshot never overwrites a newer version), so the copy is made again from an empty table.
   void mark_dirty() { dirty_.store(true, std::memory_order_release); }
   bool take_dirty() { return dirty_.exchange(false, std::memory_order_acq_rel); }
@@ -90,6 +95,7 @@ class RecoveryState {
   std::unordered_map<std::string, uint64_t> tombstones_;
   std::atomic<bool> holds_copy_{false};
   std::atomic<bool> dirty_{false};
+  std::atomic<uint64_t> synced_view_{0};
   mutable std::mutex status_mu_;
   std::string status_ = "starting";
 };

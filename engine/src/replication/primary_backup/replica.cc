@@ -31,7 +31,7 @@ using rpc::Task;
 cluster::ReplicaLog::Scope PbWorker::begin() {
   // The replica sets must be at least as new as the generation recorded: read the generation first.
   const uint64_t gen = ctx_.membership().generation();
-  if (gen != seen_generation_) on_membership_change();
+  refresh_membership();
   active_gens_.insert(gen);
   ctx_.membership().publish_oldest_write(ctx_.worker_index(), *active_gens_.begin());
   return Scope(this, gen, views_);
@@ -43,20 +43,28 @@ void PbWorker::end(uint64_t gen) {
                                          active_gens_.empty() ? cluster::Membership::kNoWrite : *active_gens_.begin());
 }
 
+void PbWorker::refresh_membership() {
+  if (ctx_.membership().generation() != seen_generation_) on_membership_change();
+}
+
 std::map<uint16_t, LogBatch> PbWorker::by_backup(uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode,
-                                                 const std::vector<uint16_t>* only) const {
+                                                 const Scope* since) const {
   std::map<uint16_t, LogBatch> out;
   const cluster::Topology& t = ctx_.topology();
+  const auto add = [&](uint16_t node, uint32_t shard, const LogWrite& w) {
+    LogBatch& b = out[node];
+    b.txid = txid;
+    b.view = (*views_)[shard];
+    b.mode = mode;
+    b.writes.push_back(w);
+  };
   for (const LogWrite& w : writes) {
     const uint32_t shard = t.shard_of_key(w.key);
-    for (uint16_t node : only != nullptr ? *only : backups_[shard]) {
-      if (t.nodes[node].shard != static_cast<int>(shard)) continue;
-      LogBatch& b = out[node];
-      b.txid = txid;
-      b.view = ctx_.membership().view(shard).packed();
-      b.mode = mode;
-      b.writes.push_back(w);
-    }
+    for (uint16_t node : backups_[shard]) add(node, shard, w);
+    // A shard whose primary changed since the write replicated: the new primary (this node, maybe) was one of its
+    // backups then, and holds the write.
+    if (since != nullptr && since->views() && (*since->views())[shard] != (*views_)[shard])
+      add(cluster::ShardView::unpack((*views_)[shard]).primary, shard, w);
   }
   return out;
 }
@@ -70,7 +78,7 @@ void PbWorker::serve_replicate(const rpc::Incoming& in) {
   if (!b) return;  // not acknowledged: the sender excludes this node, which then recovers
   const auto shard = static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard);
   if (b->view != ctx_.membership().view(shard).packed() ||
-      ctx_.membership().voted_view(shard) > cluster::ShardView::unpack(b->view).view ||
+      ctx_.membership().vote_fence(shard) > cluster::ShardView::unpack(b->view).view ||
       (in.peer_node < ctx_.topology().nodes.size() &&
        ctx_.membership().member(static_cast<uint16_t>(in.peer_node)) == cluster::MemberState::kFailed))
     return ctx_.rpc().refuse(in.reply_to(), Code::kAborted);
@@ -118,7 +126,7 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
 Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode) {
   // A write that began under one primary of a shard is not replicated under another (its locks or its primary's
   // checks were of the old view): it fails before anything is sent.
-  if (ctx_.membership().generation() != seen_generation_) on_membership_change();
+  refresh_membership();
   const cluster::Topology& t = ctx_.topology();
   if (scope.views())
     for (const LogWrite& w : writes) {
@@ -126,9 +134,11 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
       if ((*scope.views())[shard] != (*views_)[shard]) co_return Code::kUnavailable;
     }
   std::vector<Task<bool>> sends;
-  std::vector<uint16_t>& to = replicated_to_[txid];  // (stays valid: nothing else touches this txid meanwhile)
+  std::vector<uint16_t> to;
+  std::vector<uint64_t> views;  // each receiver's shard's view in the batch
   for (auto& [node, batch] : by_backup(txid, writes, mode)) {
     to.push_back(node);
+    views.push_back(batch.view);
     sends.push_back(send_to(node, kReplicate, std::move(batch)));
   }
   auto delivered = co_await rpc::when_all(std::move(sends));
@@ -142,16 +152,26 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
   for (size_t i = 0; i < to.size(); ++i) {
     if (!delivered[i] || ctx_.membership().member(to[i]) == MemberState::kFailed) continue;
     if (to[i] == ctx_.self()) {
-      leave_sync("this node holds a replicated write that did not commit");
+      resync_for(views[i], "this node holds a replicated write that did not commit");
     } else if (auto conn = ctx_.peer(to[i])) {
-      resyncs.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kResync), {}));
+      rpc::Writer w;
+      w.put(views[i]);
+      resyncs.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kResync), w.data()));
     }
   }
   co_await rpc::when_all(std::move(resyncs));
   co_return Code::kUnavailable;
 }
 
-void PbWorker::leave_sync(std::string_view why) {
+// Without the view check, a deposed primary whose write failed after its resume would send the new primary (which
+// took the write before the election, and showed it) out of sync; and with no member in sync, the shard's data
+// would then come from a copy that missed writes.
+void PbWorker::resync_for(uint64_t view, std::string_view why) {
+  const auto shard = static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard);
+  if (ctx_.membership().view(shard).packed() != view) {
+    spdlog::info("primary-backup: {}, in an older view of shard {}: the election settled it", why, shard);
+    return;
+  }
   node_.recovery().mark_dirty();  // (a copy in progress is made again)
   if (!ctx_.membership().in_sync()) return;
   node_.recovery().set_holds_copy(true);
@@ -160,15 +180,12 @@ void PbWorker::leave_sync(std::string_view why) {
   spdlog::warn("primary-backup: {}: copying the shard again", why);
 }
 
-Task<void> PbWorker::resolve(const Scope&, uint64_t txid, std::vector<LogWrite> writes, LogMode mode, bool committed) {
-  std::vector<uint16_t> to;
-  if (auto it = replicated_to_.find(txid); it != replicated_to_.end()) {
-    to = std::move(it->second);
-    replicated_to_.erase(it);
-  }
+Task<void> PbWorker::resolve(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode,
+                             bool committed) {
   if (mode == LogMode::kApply && !committed) co_return;  // nothing was decided before an applied write: never sent
+  refresh_membership();
   std::vector<Task<bool>> sends;
-  for (auto& [node, batch] : by_backup(txid, writes, mode, &to)) {
+  for (auto& [node, batch] : by_backup(txid, writes, mode, &scope)) {
     batch.committed = committed;
     if (mode == LogMode::kHold)
       for (LogWrite& w : batch.writes) w.value.reset();  // the backup kept the values
@@ -212,25 +229,27 @@ void PbWorker::apply_hidden(const LogBatch& b) {
 }
 
 void PbWorker::make_readable(const LogBatch& b) {
-  for (const LogWrite& w : b.writes) {
-    for (;;) {
-      store::RecordRef ref = ctx_.table().find(ctx_.session(), w.key);
-      if (!ref.valid()) break;
-      uint64_t word = ref.lock_word().load(std::memory_order_acquire);
-      if (retired(word)) continue;
-      // Only the write this notice is about: a later pending write stays hidden (its tag is set before its value).
-      if (ref.version() != w.version || (word & kNotReadable) == 0 || (word & kOwnerMask) != owner_bits(w.version))
-        break;
-      // A committed delete goes, unless held writes of the key still wait (the last one's release removes it).
-      if (absent(word) && holds(word) == 0) {
-        remove_final(w.key, w.version);
-        break;
-      }
-      if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
-      // The tag goes with the mark: a readable record carries no owner bits (this node may become a primary).
-      if (ref.lock_word().compare_exchange_strong(word, word & ~(kNotReadable | kOwnerMask), std::memory_order_acq_rel))
-        break;
+  for (const LogWrite& w : b.writes) show_write(w.key, w.version);
+}
+
+bool PbWorker::show_write(const std::string& key, std::optional<uint64_t> version) {
+  for (;;) {
+    store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
+    if (!ref.valid()) return false;
+    uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+    if (retired(word)) continue;
+    if ((word & kNotReadable) == 0) return false;
+    // Only the write a notice is about: a later pending write stays hidden (its tag is set before its value).
+    if (version && (ref.version() != *version || (word & kOwnerMask) != owner_bits(*version))) return false;
+    // A committed delete goes, unless held writes of the key still wait (the last one's release removes it).
+    if (absent(word) && holds(word) == 0) {
+      remove_final(key, ref.version());
+      return true;
     }
+    if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // The tag goes with the mark: a readable record carries no owner bits (this node may become a primary).
+    if (ref.lock_word().compare_exchange_strong(word, word & ~(kNotReadable | kOwnerMask), std::memory_order_acq_rel))
+      return true;
   }
 }
 

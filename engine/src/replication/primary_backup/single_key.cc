@@ -220,7 +220,8 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, 
   }
   // A backup that does not acknowledge is excluded (with a majority's agreement), and the write is then at every
   // replica still counted. A refusal (a backup in another view) or an exclusion not agreed fails it: it is not
-  // applied here, and the backups that took it copy the shard again (replicate). The client hears "unavailable".
+  // applied here, and the backups that took it copy the shard again (replicate). A new primary that took it shows it,
+  // so the client hears that the outcome is unknown.
   const Code replicated = co_await replicate(scope, writer, ws, cluster::LogMode::kApply);
   if (replicated != Code::kOk) {
     cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);

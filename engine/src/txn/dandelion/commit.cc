@@ -62,8 +62,7 @@ std::optional<std::vector<ItemResult>> Dandelion::as_primary(Msg type, const Bat
     Batch taken;
     taken.txid = b.txid;
     for (size_t i = 0; i < out.size(); ++i)
-      if (out[i].status == ItemStatus::kOk)
-        taken.items.push_back(Item{b.items[i].key, static_cast<uint8_t>(b.items[i].flags & (kWrite | kDelete)), 0, {}});
+      if (out[i].status == ItemStatus::kOk) taken.items.push_back(release_of(b.items[i]));
     participant_.unlock(taken);
   }
   return std::nullopt;
@@ -202,7 +201,7 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     for (size_t j = 0; j < items.size(); ++j) {
       const Item& it = sent.items[j];
       if (items[j].status == ItemStatus::kOk) {
-        to_unlock.items.push_back(Item{it.key, static_cast<uint8_t>(it.flags & (kWrite | kDelete)), 0, {}});
+        to_unlock.items.push_back(release_of(it));
         if ((it.flags & kWrite) != 0) new_versions[it.key] = items[j].version + 1;
       } else if (outcome == Outcome::kCommitted) {
         outcome = items[j].status == ItemStatus::kNoMemory ? Outcome::kUnavailable : Outcome::kAborted;

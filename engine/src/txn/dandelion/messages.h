@@ -79,6 +79,11 @@ struct Batch {
 };
 
 // Per-item results of lock / validate / replicate: a status and a version (lock: the version at lock time).
+// The item that releases `it`'s lock (abort, or the commit's flags added by the caller).
+inline Item release_of(const Item& it) {
+  return Item{it.key, static_cast<uint8_t>(it.flags & (kWrite | kDelete)), 0, {}};
+}
+
 struct ItemResult {
   ItemStatus status = ItemStatus::kOk;
   uint64_t version = 0;
