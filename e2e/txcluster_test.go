@@ -41,9 +41,11 @@ type txClusterStatus struct {
 	Endpoint           string             `json:"endpoint"`
 	Conditions         []metav1.Condition `json:"conditions"`
 	Shards             []struct {
-		ID      int64    `json:"id"`
-		Primary string   `json:"primary"`
-		Members []string `json:"members"`
+		ID           int64    `json:"id"`
+		Primary      string   `json:"primary"`
+		PrimaryReady bool     `json:"primaryReady"`
+		View         int64    `json:"view"`
+		Members      []string `json:"members"`
 	} `json:"shards"`
 }
 
@@ -91,6 +93,19 @@ func (c *cluster) patch(ctx context.Context, spec map[string]any) error {
 }
 
 func (c *cluster) want() int64 { return c.shards * c.replicas }
+
+// primary is the current primary of a shard, as the status names it.
+func (c *cluster) primary(t *testing.T, shard int) string {
+	t.Helper()
+	_, st, err := c.get(framework.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shard >= len(st.Shards) || st.Shards[shard].Primary == "" {
+		t.Fatalf("the status names no primary of shard %d: %+v", shard, st.Shards)
+	}
+	return st.Shards[shard].Primary
+}
 
 func (c *cluster) dataPods(ctx context.Context) ([]corev1.Pod, error) {
 	l, err := c.env.Kube.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: "rdx.dev/role=data,rdx.dev/cluster=" + c.name})

@@ -13,8 +13,9 @@ import (
 //
 // The operator renders the engine's topology file (ConfigMap <name>-topology, key topology.json), a headless Service
 // <name>-hl, one StatefulSet per shard (<name>-s<shard>, pods <name>-s<shard>-<ordinal>; pod names are rdxd node
-// names and ordinal 0 is the shard's primary), the Services <name> (endpoint), <name>-rw (shard primaries) and
-// <name>-ro (pods labelled rdx.dev/role=ro; this version creates none, so it has no endpoints), and a
+// names; ordinal 0 is a shard's first primary, status.shards names the current one), the Services <name>
+// (endpoint), <name>-rw (ordinal 0 of every shard; any member forwards writes to its shard's primary) and <name>-ro
+// (pods labelled rdx.dev/role=ro; this version creates none, so it has no endpoints), and a
 // PodDisruptionBudget <name> allowing one voluntary disruption at a time.
 //
 // How spec changes are applied:
@@ -81,7 +82,7 @@ type TxClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="shards is immutable: changing it would remap every key; create a new TxCluster instead"
 	Shards int32 `json:"shards,omitempty"`
 
-	// replicas is the number of replicas of each shard (1 to 7); the first is the shard's primary.
+	// replicas is the number of replicas of each shard (1 to 7); the first is the shard's first primary.
 	// Changing it bumps the topology epoch and restarts every pod of the cluster at once (rdxd reads its membership
 	// only at start-up). rdxd keeps data in memory only, so the restarted cluster starts empty: scaling loses the data.
 	// +optional
@@ -533,9 +534,13 @@ type ShardStatus struct {
 	// +optional
 	// +listType=atomic
 	Members []string `json:"members,omitempty"`
-	// primary is the member that orders writes (the first member).
+	// primary is the member that orders writes: the one that says it is the primary in the newest view (read from
+	// the pods' /metrics; the first member until a failover). Empty when no member says so.
 	// +optional
 	Primary string `json:"primary,omitempty"`
+	// view counts the shard's primaries: 0 for the first member, one more per failover.
+	// +optional
+	View int64 `json:"view,omitempty"`
 	// primaryReady: the primary runs the current configuration and passes /readyz (the shard takes writes).
 	// +optional
 	PrimaryReady bool `json:"primaryReady,omitempty"`

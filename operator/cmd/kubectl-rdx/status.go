@@ -137,7 +137,7 @@ func writeStatus(w io.Writer, txc *unstructured.Unstructured, pods []corev1.Pod)
 }
 
 // podRows joins the pods with status.shards: every pod, plus a "missing" row for each member the topology names
-// but no pod exists for. Pod index 0 is the shard's primary; without the index label, status.shards' primary is.
+// but no pod exists for. The primary is the one status.shards names (the operator reads it from the engine).
 func podRows(shards []shardStatus, pods []corev1.Pod) []podRow {
 	primaries := map[string]bool{}
 	members := map[string]int{}
@@ -158,11 +158,10 @@ func podRows(shards []shardStatus, pods []corev1.Pod) []podRow {
 		} else if s, ok := members[p.Name]; ok {
 			r.shard = s
 		}
-		idx, err := strconv.Atoi(p.Labels[labelPodIndex])
-		if err == nil {
+		if idx, err := strconv.Atoi(p.Labels[labelPodIndex]); err == nil {
 			r.index = idx
 		}
-		if (err == nil && idx == 0) || (err != nil && primaries[p.Name]) {
+		if primaries[p.Name] {
 			r.role = "primary"
 		}
 		r.ready, r.status, r.restarts = podState(p)

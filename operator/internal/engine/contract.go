@@ -37,7 +37,7 @@ const (
 	LabelRole = "rdx.dev/role"
 	RoleData  = "data"
 	RoleRO    = "ro"
-	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's primary.
+	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's first primary.
 	LabelPodIndex = "apps.kubernetes.io/pod-index"
 
 	// AnnotationRestartHash on the pod template changes whenever the topology file changes (rdxd reads it only at
@@ -96,7 +96,8 @@ func DataSelector(c *rdxv1.TxCluster) map[string]string {
 	return map[string]string{apply.LabelCluster: c.Name, LabelRole: RoleData}
 }
 
-// PrimarySelector selects the shard primaries (ordinal 0 of every shard).
+// PrimarySelector selects the shards' first primaries (ordinal 0 of every shard; after a failover a backup,
+// which forwards writes to the current primary).
 func PrimarySelector(c *rdxv1.TxCluster) map[string]string {
 	s := DataSelector(c)
 	s[LabelPodIndex] = "0"

@@ -62,7 +62,7 @@ func headlessService(c *rdxv1.TxCluster) *corev1ac.ServiceApplyConfiguration {
 }
 
 // endpointServices are <name> (every data node serves the Redis protocol and routes keys to their shard),
-// <name>-rw (the shard primaries: ordinal 0 of every shard) and <name>-ro (pods of role ro; this version creates
+// <name>-rw (ordinal 0 of every shard: the first primaries) and <name>-ro (pods of role ro; this version creates
 // none, so it has no endpoints).
 func endpointServices(c *rdxv1.TxCluster) []*corev1ac.ServiceApplyConfiguration {
 	port := c.Spec.Endpoint.Port

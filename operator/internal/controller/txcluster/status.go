@@ -48,6 +48,7 @@ type observation struct {
 	statefulSets      []appsv1.StatefulSet // as returned by the apply, one per shard (fewer if a step failed)
 	pods              []corev1.Pod
 	stepErr           error
+	nodes             map[string]nodeProbe // what each running data pod said about itself (primaries.go)
 	now               time.Time
 	degradedAfter     time.Duration
 }
@@ -73,16 +74,18 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 	var waiting, noPrimary []string
 	for _, shard := range o.topology.Shards {
 		ss := rdxv1.ShardStatus{ID: shard.ID, Members: shard.Members}
-		if len(shard.Members) > 0 {
-			ss.Primary = shard.Members[0]
-		}
+		primary, view, why := shardPrimary(shard.Members, o.nodes)
+		ss.Primary, ss.View = primary, view
 		for _, m := range shard.Members {
 			if p := pods[m]; p != nil && runsCurrent(p, o.restartHash) && podReady(p) {
 				ss.ReadyMembers++
 				ss.PrimaryReady = ss.PrimaryReady || m == ss.Primary
 			}
 		}
-		if !ss.PrimaryReady {
+		switch {
+		case primary == "":
+			noPrimary = append(noPrimary, fmt.Sprintf("shard %d: %s", shard.ID, why))
+		case !ss.PrimaryReady:
 			noPrimary = append(noPrimary, fmt.Sprintf("shard %d: primary %s not ready", shard.ID, ss.Primary))
 		}
 		if ss.ReadyMembers < int32(len(shard.Members)) {
@@ -150,10 +153,12 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 
 	if len(noPrimary) > 0 {
 		set(rdxv1.ConditionWritable, false, ReasonPrimaryNotReady,
-			summarize(noPrimary)+" (its keys refuse writes until it is back)")
+			summarize(noPrimary)+" (its keys refuse writes until it is back or another member is elected)")
+		recheck = minRecheck(recheck, recheckWithoutPrimary)
 	} else {
 		set(rdxv1.ConditionWritable, true, ReasonPrimariesReady,
 			fmt.Sprintf("the primaries of all %d shards are ready", len(o.topology.Shards)))
+		recheck = minRecheck(recheck, recheckPrimaries)
 	}
 
 	switch {
@@ -233,6 +238,14 @@ func podReady(p *corev1.Pod) bool {
 // runsCurrent tells whether a pod was created from a template with the current restart hash.
 func runsCurrent(p *corev1.Pod, restartHash string) bool {
 	return p.Annotations[engine.AnnotationRestartHash] == restartHash
+}
+
+// minRecheck is the sooner of two rechecks (0: none).
+func minRecheck(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func summarize(items []string) string {

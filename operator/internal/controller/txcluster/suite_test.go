@@ -4,10 +4,12 @@ package txcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +52,7 @@ func startManager(e *testenv.Env) (func(), error) {
 			Recorder:      mgr.GetEventRecorder("rdx-operator"),
 			EngineImage:   testImage,
 			DegradedAfter: time.Hour, // the time-based path is covered by TestPodProblem
+			Prober:        engines,
 		}
 		if err := r.SetupWithManager(mgr, 2); err != nil {
 			return err
@@ -278,4 +281,40 @@ func controllerLoad() (float64, error) {
 		}
 	}
 	return load, nil
+}
+
+// fakeEngines stands in for the rdxd processes envtest does not run: a pod says what the test set for it, else
+// what a fresh cluster's does (ordinal 0 is the primary of view 0). The HTTP prober and its parsing of rdxd's real
+// /metrics are tested in package engine, and against real pods in the e2e suite.
+type fakeEngines struct {
+	mu     sync.Mutex
+	states map[string]engine.NodeState
+	errs   map[string]error
+}
+
+var engines = &fakeEngines{states: map[string]engine.NodeState{}, errs: map[string]error{}}
+
+func (f *fakeEngines) Probe(_ context.Context, p *corev1.Pod, _ int32) (engine.NodeState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.errs[p.Name]; err != nil {
+		return engine.NodeState{}, err
+	}
+	if st, ok := f.states[p.Name]; ok {
+		return st, nil
+	}
+	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0", Authority: true}, nil
+}
+
+func (f *fakeEngines) set(pod string, st engine.NodeState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.states[pod] = st
+	delete(f.errs, pod)
+}
+
+func (f *fakeEngines) fail(pod, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs[pod] = errors.New(why)
 }

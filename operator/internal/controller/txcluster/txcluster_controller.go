@@ -40,6 +40,8 @@ type Reconciler struct {
 	EngineImage string
 	// DegradedAfter is how long a pod may stay unready before the cluster reports Degraded.
 	DegradedAfter time.Duration
+	// Prober asks engine pods whether they are their shard's primary; nil: their /metrics over HTTP.
+	Prober engine.NodeProber
 }
 
 // +kubebuilder:rbac:groups=rdx.dev,resources=txclusters,verbs=get;list;watch
@@ -93,6 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "MemoryTooSmall", "Reconcile", "%s", msg)
 	}
 
+	obs.nodes = r.probeNodes(ctx, &c, obs.pods)
 	status, recheck := computeStatus(obs)
 	if err := r.applier().Status(ctx, &c, &status); apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil // deleted while reconciling
@@ -100,6 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(obs.stepErr, fmt.Errorf("status: %w", err))
 	}
 	r.applier().ReportReadyTransition(&c, c.Status.Conditions, status.Conditions)
+	r.reportPrimaryChanges(&c, c.Status.Shards, status.Shards)
 	r.applier().ReportTransition(&c, c.Status.Conditions, status.Conditions, rdxv1.ConditionWritable, "Writable",
 		"PrimaryUnavailable")
 	if obs.stepErr != nil {

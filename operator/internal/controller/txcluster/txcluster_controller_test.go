@@ -117,7 +117,7 @@ func TestCreateTCPCluster(t *testing.T) {
 		}
 		return conditionIs(st, rdxv1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut)
 	}).Status
-	if st.Endpoint != fmt.Sprintf("db.%s.svc:6379", c.Namespace) || len(st.Shards) != 2 || st.Shards[1].Primary != "db-s1-0" {
+	if st.Endpoint != fmt.Sprintf("db.%s.svc:6379", c.Namespace) || len(st.Shards) != 2 || st.Shards[1].Primary != "" {
 		t.Errorf("status endpoint %q shards %+v", st.Endpoint, st.Shards)
 	}
 	if err := conditionIs(&st, rdxv1.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady); err != nil {
@@ -318,9 +318,35 @@ func TestStatusFollowsPods(t *testing.T) {
 		}
 		return conditionIs(st, rdxv1.ConditionWritable, metav1.ConditionFalse, ReasonPrimaryNotReady)
 	})
-	waitEvent(t, c, "PrimaryUnavailable", "shard 0: primary ready-s0-0 not ready (its keys refuse writes until it is back)")
+	waitEvent(t, c, "PrimaryUnavailable",
+		"shard 0: primary ready-s0-0 not ready (its keys refuse writes until it is back or another member is elected)")
 	setPodReady(t, pods[0], true)
 	waitEvent(t, c, "Writable", "the primaries of all 1 shards are ready")
+
+	// A failover: the engine elected ready-s0-1 (view 1); the deposed primary, cut off, still says it is the
+	// primary of view 0. The newest view wins, and the shard is writable again without ready-s0-0.
+	engines.set("ready-s0-1", engine.NodeState{Primary: true, View: 1, Authority: true})
+	engines.set("ready-s0-0", engine.NodeState{Primary: true, View: 0})
+	setPodReady(t, pods[0], false)
+	cur = waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
+		if s := st.Shards[0]; s.Primary != "ready-s0-1" || s.View != 1 || !s.PrimaryReady {
+			return fmt.Errorf("shard %+v", s)
+		}
+		return conditionIs(st, rdxv1.ConditionWritable, metav1.ConditionTrue, ReasonPrimariesReady)
+	})
+	waitEvent(t, c, "PrimaryChanged", "shard 0: ready-s0-1 is the primary (view 1); it was ready-s0-0")
+	// No member says it is the primary (all of them unreachable): not writable, and why.
+	engines.fail("ready-s0-0", "connection refused")
+	engines.fail("ready-s0-1", "connection refused")
+	engines.fail("ready-s0-2", "connection refused")
+	setPodReady(t, pods[0], true)
+	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
+		if st.Shards[0].Primary != "" {
+			return fmt.Errorf("shard %+v", st.Shards[0])
+		}
+		return conditionIs(st, rdxv1.ConditionWritable, metav1.ConditionFalse, ReasonPrimaryNotReady)
+	})
+	waitEvent(t, c, "PrimaryUnavailable", "shard 0: no member answered (ready-s0-0: connection refused")
 }
 
 // TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas or protocol change bumps the
