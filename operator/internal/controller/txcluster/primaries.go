@@ -18,8 +18,9 @@ import (
 
 const (
 	probeTimeout = 2 * time.Second
-	// A shard without a ready primary is looked at again soon (an election takes about a second); otherwise the
-	// engine may still fail over without any pod event (a paused primary stays Ready for a while).
+	// A shard with ready members but no ready primary is looked at again soon (an election takes about a second);
+	// a cluster with running pods now and then (the engine may fail over without any pod event: a paused primary
+	// stays Ready for a while).
 	recheckWithoutPrimary = 2 * time.Second
 	recheckPrimaries      = 30 * time.Second
 )

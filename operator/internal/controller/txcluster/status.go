@@ -72,6 +72,7 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		pods[o.pods[i].Name] = &o.pods[i]
 	}
 	var waiting, noPrimary []string
+	electing := false // a shard has live members but no ready primary: an election may be under way
 	for _, shard := range o.topology.Shards {
 		ss := rdxv1.ShardStatus{ID: shard.ID, Members: shard.Members}
 		primary, view, why := shardPrimary(shard.Members, o.nodes)
@@ -88,6 +89,7 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		case !ss.PrimaryReady:
 			noPrimary = append(noPrimary, fmt.Sprintf("shard %d: primary %s not ready", shard.ID, ss.Primary))
 		}
+		electing = electing || (!ss.PrimaryReady && ss.ReadyMembers > 0)
 		if ss.ReadyMembers < int32(len(shard.Members)) {
 			waiting = append(waiting, fmt.Sprintf("shard %d: %d/%d ready", shard.ID, ss.ReadyMembers, len(shard.Members)))
 		}
@@ -154,10 +156,14 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 	if len(noPrimary) > 0 {
 		set(rdxv1.ConditionWritable, false, ReasonPrimaryNotReady,
 			summarize(noPrimary)+" (its keys refuse writes until it is back or another member is elected)")
-		recheck = minRecheck(recheck, recheckWithoutPrimary)
 	} else {
 		set(rdxv1.ConditionWritable, true, ReasonPrimariesReady,
 			fmt.Sprintf("the primaries of all %d shards are ready", len(o.topology.Shards)))
+	}
+	switch { // primaries change without pod events; with no pod running, a pod event comes first
+	case electing:
+		recheck = minRecheck(recheck, recheckWithoutPrimary)
+	case len(o.nodes) > 0:
 		recheck = minRecheck(recheck, recheckPrimaries)
 	}
 

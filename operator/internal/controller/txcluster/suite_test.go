@@ -297,24 +297,24 @@ var engines = &fakeEngines{states: map[string]engine.NodeState{}, errs: map[stri
 func (f *fakeEngines) Probe(_ context.Context, p *corev1.Pod, _ int32) (engine.NodeState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.errs[p.Name]; err != nil {
+	if err := f.errs[p.Namespace+"/"+p.Name]; err != nil {
 		return engine.NodeState{}, err
 	}
-	if st, ok := f.states[p.Name]; ok {
+	if st, ok := f.states[p.Namespace+"/"+p.Name]; ok {
 		return st, nil
 	}
 	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0", Authority: true}, nil
 }
 
-func (f *fakeEngines) set(pod string, st engine.NodeState) {
+func (f *fakeEngines) set(pod *corev1.Pod, st engine.NodeState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.states[pod] = st
-	delete(f.errs, pod)
+	f.states[pod.Namespace+"/"+pod.Name] = st
+	delete(f.errs, pod.Namespace+"/"+pod.Name)
 }
 
-func (f *fakeEngines) fail(pod, why string) {
+func (f *fakeEngines) fail(pod *corev1.Pod, why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.errs[pod] = errors.New(why)
+	f.errs[pod.Namespace+"/"+pod.Name] = errors.New(why)
 }

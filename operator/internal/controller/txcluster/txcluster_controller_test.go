@@ -325,8 +325,8 @@ func TestStatusFollowsPods(t *testing.T) {
 
 	// A failover: the engine elected ready-s0-1 (view 1); the deposed primary, cut off, still says it is the
 	// primary of view 0. The newest view wins, and the shard is writable again without ready-s0-0.
-	engines.set("ready-s0-1", engine.NodeState{Primary: true, View: 1, Authority: true})
-	engines.set("ready-s0-0", engine.NodeState{Primary: true, View: 0})
+	engines.set(pods[1], engine.NodeState{Primary: true, View: 1, Authority: true})
+	engines.set(pods[0], engine.NodeState{Primary: true, View: 0})
 	setPodReady(t, pods[0], false)
 	cur = waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
 		if s := st.Shards[0]; s.Primary != "ready-s0-1" || s.View != 1 || !s.PrimaryReady {
@@ -336,9 +336,9 @@ func TestStatusFollowsPods(t *testing.T) {
 	})
 	waitEvent(t, c, "PrimaryChanged", "shard 0: ready-s0-1 is the primary (view 1); it was ready-s0-0")
 	// No member says it is the primary (all of them unreachable): not writable, and why.
-	engines.fail("ready-s0-0", "connection refused")
-	engines.fail("ready-s0-1", "connection refused")
-	engines.fail("ready-s0-2", "connection refused")
+	for _, p := range pods {
+		engines.fail(p, "connection refused")
+	}
 	setPodReady(t, pods[0], true)
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
 		if st.Shards[0].Primary != "" {
