@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <random>
 
 #include "rpc/codec.h"
@@ -9,6 +10,11 @@
 namespace rdx::client {
 
 using rpc::Task;
+
+namespace {
+// How long connect() waits for the first primaries before it settles for any member of every shard.
+constexpr auto kPreferFirst = std::chrono::seconds(1);
+}  // namespace
 
 Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const cluster::Topology& topo, uint16_t threads,
                                                                  std::chrono::milliseconds call_timeout) {
@@ -43,6 +49,7 @@ Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thr
   c->rpc_ = std::make_unique<rpc::Rpc>(*c->ep_, c->sched_, rc);
   c->rpc_->on_connection([raw = c.get()](const transport::Completion& cp) { raw->on_conn(cp); });
   c->peers_.resize(topo.nodes.size());
+  c->route_ = topo.initial_primaries();
   return c;
 }
 
@@ -60,22 +67,31 @@ bool Client::connected_to(const std::vector<uint16_t>& nodes) const {
   return true;
 }
 
-bool Client::connected_to_primaries() const {
+bool Client::connected_to_every_shard(bool first_primaries) const {
   const cluster::Topology& t = ct_.topology();
-  for (const auto& s : t.shards)
-    if (!peers_[t.initial_primary(s.id)].up) return false;
+  for (const auto& s : t.shards) {
+    const bool up = first_primaries
+                        ? peers_[t.initial_primary(s.id)].up
+                        : std::any_of(s.members.begin(), s.members.end(), [&](uint16_t m) { return peers_[m].up; });
+    if (!up) return false;
+  }
   return true;
 }
 
 Status Client::connect(std::chrono::milliseconds timeout, const std::vector<uint16_t>* wait_for) {
   const cluster::Topology& t = ct_.topology();
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto next_try = std::chrono::steady_clock::now();
-  while (wait_for != nullptr ? !connected_to(*wait_for) : !connected_to_primaries()) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
+  auto next_try = start;
+  const auto reachable = [&] {
+    if (wait_for != nullptr) return connected_to(*wait_for);
+    return connected_to_every_shard(/*first_primaries=*/std::chrono::steady_clock::now() < start + kPreferFirst);
+  };
+  while (!reachable()) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::string missing;
       for (const auto& s : t.shards)
-        if (!peers_[s.members[0]].up) missing += " " + t.nodes[s.members[0]].name;
+        if (!peers_[t.initial_primary(s.id)].up) missing += " " + t.nodes[t.initial_primary(s.id)].name;
       if (wait_for != nullptr) {
         missing.clear();
         for (uint16_t n : *wait_for)
@@ -104,14 +120,25 @@ bool Client::never_sent(const KvResult& r) {
   return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
 }
 
-uint16_t Client::primary_of(std::string_view key) const {
+uint16_t Client::route(std::string_view key) {
   const cluster::Topology& t = ct_.topology();
-  return t.initial_primary(t.shard_of_key(key));
+  const uint32_t shard = t.shard_of_key(key);
+  uint16_t& node = route_[shard];
+  if (up(node)) return node;
+  // Back to the first primary when it is connected again, else the next connected member in topology order.
+  const auto& members = t.shards[shard].members;
+  if (up(t.initial_primary(shard))) return node = t.initial_primary(shard);
+  const auto at = std::find(members.begin(), members.end(), node) - members.begin();
+  for (size_t i = 1; i < members.size(); ++i) {
+    const uint16_t m = members[(static_cast<size_t>(at) + i) % members.size()];
+    if (up(m)) return node = m;
+  }
+  return node;  // none is: the call fails as not connected
 }
 
 Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payload) {
   KvResult r;
-  if (!peers_[node].up) {
+  if (!up(node)) {
     r.status = Code::kUnavailable;
     r.error = std::string(kNotConnected) + ct_.topology().nodes[node].name;
     co_return r;
@@ -133,13 +160,13 @@ Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payloa
 }
 
 Task<KvResult> Client::get(std::string key, bool any_replica) {
-  uint16_t node = primary_of(key);
+  uint16_t node = route(key);
   if (any_replica) {
     const cluster::Topology& t = ct_.topology();
     const auto& members = t.shards[t.shard_of_key(key)].members;
     for (size_t tries = 0; tries < members.size(); ++tries) {
       const uint16_t m = members[pick_++ % members.size()];
-      if (peers_[m].up) {
+      if (up(m)) {
         node = m;
         break;
       }
@@ -153,13 +180,13 @@ Task<KvResult> Client::get(std::string key, bool any_replica) {
 Task<KvResult> Client::put(std::string key, std::string value) {
   rpc::Writer w;
   w.bytes(key).bytes(value);
-  co_return co_await call(primary_of(key), cluster::kKvPut, w.data());
+  co_return co_await call(route(key), cluster::kKvPut, w.data());
 }
 
 Task<KvResult> Client::remove(std::string key) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(primary_of(key), cluster::kKvDel, w.data());
+  co_return co_await call(route(key), cluster::kKvDel, w.data());
 }
 
 void Client::run_once(std::chrono::microseconds idle_wait) {

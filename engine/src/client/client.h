@@ -1,6 +1,8 @@
 #pragma once
 // The native client library (rdx-bench and in-cluster clients): single-key GET/PUT/DELETE over the same transport
-// and RPC layers as the nodes, routed to the primary of the key's shard. One Client per thread; each keeps many
+// and RPC layers as the nodes, routed to a member of the key's shard: its first primary while that one is
+// connected, else the next member that is (any member serves them: a backup forwards to the shard's current
+// primary, so a client goes on through a failover). One Client per thread; each keeps many
 // operations in flight as coroutines on its scheduler, driven by run_once().
 #include <chrono>
 #include <memory>
@@ -44,12 +46,13 @@ class Client {
   // Creates the endpoint of client thread `thread`; call from that thread.
   static Result<std::unique_ptr<Client>> create(ClientTransport& ct, uint16_t thread);
 
-  // Connects to worker (thread % workers) of every data node and waits until the primaries are reachable.
-  // `wait_for` (if given): these nodes instead of the primaries.
+  // Connects to worker (thread % workers) of every data node and waits until the first primaries are reachable,
+  // or, after a second, a member of every shard (a first primary may be down: another member serves its keys).
+  // `wait_for` (if given): these nodes instead.
   Status connect(std::chrono::milliseconds timeout, const std::vector<uint16_t>* wait_for = nullptr);
   // The connection to `node`, if it is up.
   std::optional<transport::ConnId> connection(uint16_t node) const {
-    if (node >= peers_.size() || !peers_[node].up) return std::nullopt;
+    if (node >= peers_.size() || !up(node)) return std::nullopt;
     return peers_[node].conn;
   }
 
@@ -64,14 +67,18 @@ class Client {
   void run_once(std::chrono::microseconds idle_wait = std::chrono::microseconds(1000));
   rpc::Scheduler& sched() { return sched_; }
   rpc::Rpc& rpc() { return *rpc_; }
-  bool connected_to_primaries() const;
+  bool connected_to_every_shard(bool first_primaries) const;
   bool connected_to(const std::vector<uint16_t>& nodes) const;
 
  private:
   Client(ClientTransport& ct, uint16_t thread) : ct_(ct), thread_(thread) {}
   rpc::Task<KvResult> call(uint16_t node, rpc::MsgType type, std::string payload);
-  uint16_t primary_of(std::string_view key) const;
+  // The member of the key's shard this client sends to (see the top of this file).
+  uint16_t route(std::string_view key);
   void on_conn(const transport::Completion& c);
+  // Whether this client can send to `node` now. The transport knows a connection is down before on_conn hears of
+  // it: a call that failed on it resumes its coroutine first, whose next call must go elsewhere.
+  bool up(uint16_t node) const { return peers_[node].up && ep_->connected(*peers_[node].conn); }
 
   ClientTransport& ct_;
   uint16_t thread_;
@@ -83,6 +90,7 @@ class Client {
     bool up = false;
   };
   std::vector<Peer> peers_;
+  std::vector<uint16_t> route_;  // by shard: the member the last operation went to
   int idle_ = 0;
   uint64_t pick_ = 0;  // rotates reads over replicas
 };

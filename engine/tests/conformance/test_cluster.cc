@@ -21,6 +21,12 @@ uint16_t free_port() {
   return port;  // closed again when fd goes out of scope; the node binds it right after
 }
 
+// $RDX_TEST_FAILURE_DETECTION (test_cluster.h), validated by the topology parser like any topology field.
+std::string failure_detection_override() {
+  const char* fd = std::getenv("RDX_TEST_FAILURE_DETECTION");
+  return fd != nullptr && *fd != '\0' ? fmt::format(R"("failure_detection":{},)", fd) : std::string();
+}
+
 std::string topology_json(const ClusterOptions& o) {
   std::string nodes, members;
   for (int i = 0; i < o.nodes; ++i) {
@@ -31,8 +37,8 @@ std::string topology_json(const ClusterOptions& o) {
   return fmt::format(
       R"({{"cluster":"conformance","epoch":1,"transport":{{"kind":"tcp","hugepages":false}},"workers":{},)"
       R"("memory_mb":64,"replication":{{"protocol":"{}"}},"txn":{{"protocol":"{}"}},)"
-      R"("shards":[{{"id":0,"members":[{}]}}],"nodes":[{}]}})",
-      o.workers, o.replication, o.txn, members, nodes);
+      R"({}"shards":[{{"id":0,"members":[{}]}}],"nodes":[{}]}})",
+      o.workers, o.replication, o.txn, failure_detection_override(), members, nodes);
 }
 }  // namespace
 

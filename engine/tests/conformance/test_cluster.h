@@ -2,6 +2,9 @@
 // An in-process cluster of real rdxd nodes (TCP on loopback) for the family conformance suites: each node runs the
 // protocols the suite names, and each worker of each node hosts a driver (a server::Service the test provides) that
 // issues operations from the worker's own thread, as the Redis endpoint does.
+// $RDX_TEST_FAILURE_DETECTION (a topology failure_detection object, e.g. '{"heartbeat_ms":10,"timeout_ms":60}') sets
+// the clusters' failure detection: short timeouts make nodes suspect each other under load, which reproduces
+// failover faults (spurious elections, exclusions, rejoins) in any suite.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
