@@ -122,6 +122,23 @@ Task<bool> Recovery::excluded_somewhere() {
   co_return false;
 }
 
+// A snapshot record that lands in the placeholder of a held write (the hold reached this joining node before the
+// copy did) keeps the placeholder's lock word, absent: the record is a committed value, so it is present. Without
+// this, the held write's abort removed the key (and left a tombstone that kept later copies from restoring it), and
+// this node, elected later, had lost a committed row. Only a placeholder's word (absent, no tag, not hidden) at the
+// snapshot's version changes: a newer replicated write sets its tag before its value (apply_hidden).
+void Recovery::show_in_placeholder(std::string_view key, uint64_t version) {
+  using namespace cluster::lockword;
+  for (;;) {
+    store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
+    if (!ref.valid()) return;
+    uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+    if (retired(word)) continue;
+    if (!absent(word) || (word & (kOwnerMask | kNotReadable)) != 0 || ref.version() != version) return;
+    if (ref.lock_word().compare_exchange_strong(word, word & ~kAbsent, std::memory_order_acq_rel)) return;
+  }
+}
+
 void Recovery::clear_local() {
   std::vector<store::ScanItem> items;
   uint64_t cursor = 0;
@@ -284,8 +301,10 @@ Task<bool> Recovery::copy_from(uint16_t source) {
       }
       // A hidden record carries its version's tag, as apply_hidden leaves it (cluster/lockword.h).
       if (flags != 0) flags |= cluster::lockword::owner_bits(version);
-      bool applied = state_.apply_snapshot(
-          key, version, [&] { ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags); });
+      bool applied = state_.apply_snapshot(key, version, [&] {
+        if (ctx_.table().put(ctx_.session(), key, value, version, nullptr, flags) == store::OpStatus::kOk)
+          show_in_placeholder(key, version);
+      });
       applied ? ++copied : ++skipped;
     }
     if (!rd.done() || bad_flags) {

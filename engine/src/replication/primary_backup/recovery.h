@@ -129,6 +129,7 @@ class Recovery {
   rpc::Task<void> recover();
   rpc::Task<bool> excluded_somewhere();
   void clear_local();
+  void show_in_placeholder(std::string_view key, uint64_t version);
   rpc::Task<std::optional<PeerStatus>> status_of(uint16_t node);
   rpc::Task<bool> announce_join();
   rpc::Task<bool> copy_from(uint16_t source);
