@@ -125,14 +125,9 @@ uint16_t Client::route(std::string_view key) {
   const uint32_t shard = t.shard_of_key(key);
   uint16_t& node = route_[shard];
   if (up(node)) return node;
-  // Back to the first primary when it is connected again, else the next connected member in topology order.
-  const auto& members = t.shards[shard].members;
-  if (up(t.initial_primary(shard))) return node = t.initial_primary(shard);
-  const auto at = std::find(members.begin(), members.end(), node) - members.begin();
-  for (size_t i = 1; i < members.size(); ++i) {
-    const uint16_t m = members[(static_cast<size_t>(at) + i) % members.size()];
+  // The first connected member in topology order (the first primary first).
+  for (uint16_t m : t.shards[shard].members)
     if (up(m)) return node = m;
-  }
   return node;  // none is: the call fails as not connected
 }
 

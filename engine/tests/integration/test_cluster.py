@@ -25,16 +25,22 @@ def test_three_replicas_serve_a_ten_second_load_with_zero_errors(cluster):
     assert ranges > 0 and covered > ranges, (ranges, covered)
 
 
-def test_kill_backup_during_load_loses_no_acknowledged_write(cluster):
+def kill_during_load(cluster, node):
+    """A 3-node cluster under 10 s of rdx-bench load (2 threads x 16 outstanding, 20% reads, every acknowledged write
+    verified at the end); `node` is killed with SIGKILL 4 s in. Returns (exit code, rdx-bench's JSON, its output)."""
     cluster.up(nodes=3)
     proc, out = cluster.bench_async("--duration", "10", "--warmup", "0", "--threads", "2", "--outstanding", "16",
                                     "--keys", "20000", "--read-ratio", "0.2", "--verify-acked")
     time.sleep(4)
-    cluster.kill("n2", "KILL")  # a backup dies mid-load
+    cluster.kill(node, "KILL")
     stdout, _ = proc.communicate(timeout=120)
     print(stdout)
-    r = json.load(open(out))
-    assert proc.returncode == 0, stdout
+    return proc.returncode, json.load(open(out)), stdout
+
+
+def test_kill_backup_during_load_loses_no_acknowledged_write(cluster):
+    code, r, stdout = kill_during_load(cluster, "n2")  # a backup dies mid-load
+    assert code == 0, stdout
     assert r["errors"]["total"] == 0
     per_sec = r["ops_per_second"]
     assert len(per_sec) >= 9 and all(x > 0 for x in per_sec[5:]), f"load must continue after the kill: {per_sec}"
@@ -48,14 +54,7 @@ def test_kill_backup_during_load_loses_no_acknowledged_write(cluster):
 def test_kill_primary_during_load_loses_no_acknowledged_write(cluster):
     """The native client (rdx-bench) through a failover: the primary dies mid-load; the client sends the shard's
     keys to a member it is still connected to (which forwards them to the new primary), and the load goes on."""
-    cluster.up(nodes=3)
-    proc, out = cluster.bench_async("--duration", "10", "--warmup", "0", "--threads", "2", "--outstanding", "16",
-                                    "--keys", "20000", "--read-ratio", "0.2", "--verify-acked")
-    time.sleep(4)
-    cluster.kill("n0", "KILL")  # the primary dies mid-load
-    stdout, _ = proc.communicate(timeout=120)
-    print(stdout)
-    r = json.load(open(out))
+    _, r, _ = kill_during_load(cluster, "n0")  # the primary dies mid-load
     per_sec = r["ops_per_second"]
     print(f"ops per second: {per_sec}; errors: {r['errors']}")
     assert len(per_sec) >= 9 and all(x > 0 for x in per_sec[6:]), f"load must go on after the failover: {per_sec}"

@@ -15,12 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// NodeState is what one rdxd says about itself on /metrics: whether it is its shard's primary, in which view (one
-// more per failover, engine/src/cluster/membership.h), and whether it holds the leases a primary serves with.
+// NodeState is what one rdxd says about itself on /metrics: whether it is its shard's primary, and in which view
+// (one more per failover, engine/src/cluster/membership.h). Whether that primary serves (holds its leases) is what
+// its readiness says (/readyz).
 type NodeState struct {
-	Primary   bool
-	View      int64
-	Authority bool
+	Primary bool
+	View    int64
 }
 
 // NodeProber asks one engine pod for its NodeState.
@@ -52,8 +52,8 @@ func (p HTTPProber) Probe(ctx context.Context, pod *corev1.Pod, port int32) (Nod
 	return ParseNodeState(io.LimitReader(resp.Body, 4<<20))
 }
 
-// ParseNodeState reads rdx_primary, rdx_shard_view and rdx_primary_authority from a Prometheus text exposition.
-// A data node exports all three; their absence is an error (not an rdxd, or not a data node).
+// ParseNodeState reads rdx_primary and rdx_shard_view from a Prometheus text exposition. A data node exports both;
+// their absence is an error (not an rdxd, or not a data node).
 func ParseNodeState(r io.Reader) (NodeState, error) {
 	var st NodeState
 	seen := map[string]bool{}
@@ -71,7 +71,7 @@ func ParseNodeState(r io.Reader) (NodeState, error) {
 			name, rest, _ = strings.Cut(line, " ")
 		}
 		switch name {
-		case "rdx_primary", "rdx_shard_view", "rdx_primary_authority":
+		case "rdx_primary", "rdx_shard_view":
 		default:
 			continue
 		}
@@ -85,14 +85,12 @@ func ParseNodeState(r io.Reader) (NodeState, error) {
 			st.Primary = v == 1
 		case "rdx_shard_view":
 			st.View = int64(v)
-		case "rdx_primary_authority":
-			st.Authority = v == 1
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return NodeState{}, err
 	}
-	for _, m := range []string{"rdx_primary", "rdx_shard_view", "rdx_primary_authority"} {
+	for _, m := range []string{"rdx_primary", "rdx_shard_view"} {
 		if !seen[m] {
 			return NodeState{}, fmt.Errorf("metric %s missing", m)
 		}

@@ -33,14 +33,12 @@ rdx_peer_suspected{cluster="local",node="n0",peer="n1"} 1
 
 func TestParseNodeState(t *testing.T) {
 	st, err := ParseNodeState(strings.NewReader(rdxdMetrics))
-	if err != nil || st != (NodeState{Primary: true, View: 0, Authority: false}) {
+	if err != nil || st != (NodeState{Primary: true, View: 0}) {
 		t.Fatalf("ParseNodeState = %+v, %v", st, err)
 	}
-	backup := strings.NewReplacer(`rdx_primary{cluster="local",node="n0"} 1`, `rdx_primary{cluster="local",node="n0"} 0`,
-		`rdx_shard_view{cluster="local",node="n0"} 0`, `rdx_shard_view 7`,
-		`rdx_primary_authority{cluster="local",node="n0"} 0`, `rdx_primary_authority{cluster="a}b",node="n0"} 1`).
-		Replace(rdxdMetrics)
-	if st, err := ParseNodeState(strings.NewReader(backup)); err != nil || st != (NodeState{View: 7, Authority: true}) {
+	backup := strings.NewReplacer(`rdx_primary{cluster="local",node="n0"} 1`, `rdx_primary{cluster="a}b",node="n0"} 0`,
+		`rdx_shard_view{cluster="local",node="n0"} 0`, `rdx_shard_view 7`).Replace(rdxdMetrics)
+	if st, err := ParseNodeState(strings.NewReader(backup)); err != nil || st != (NodeState{View: 7}) {
 		t.Errorf("a backup of view 7: %+v, %v", st, err)
 	}
 	for name, text := range map[string]string{

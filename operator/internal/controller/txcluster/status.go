@@ -114,9 +114,7 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		if problem != "" {
 			failing = append(failing, fmt.Sprintf("pod %s: %s", p.Name, problem))
 		}
-		if after > 0 && (recheck == 0 || after < recheck) {
-			recheck = after
-		}
+		recheck = minRecheck(recheck, after)
 	}
 	sort.Strings(failing)
 

@@ -303,7 +303,7 @@ func (f *fakeEngines) Probe(_ context.Context, p *corev1.Pod, _ int32) (engine.N
 	if st, ok := f.states[p.Namespace+"/"+p.Name]; ok {
 		return st, nil
 	}
-	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0", Authority: true}, nil
+	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0"}, nil
 }
 
 func (f *fakeEngines) set(pod *corev1.Pod, st engine.NodeState) {

@@ -325,7 +325,7 @@ func TestStatusFollowsPods(t *testing.T) {
 
 	// A failover: the engine elected ready-s0-1 (view 1); the deposed primary, cut off, still says it is the
 	// primary of view 0. The newest view wins, and the shard is writable again without ready-s0-0.
-	engines.set(pods[1], engine.NodeState{Primary: true, View: 1, Authority: true})
+	engines.set(pods[1], engine.NodeState{Primary: true, View: 1})
 	engines.set(pods[0], engine.NodeState{Primary: true, View: 0})
 	setPodReady(t, pods[0], false)
 	cur = waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
