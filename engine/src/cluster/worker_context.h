@@ -27,8 +27,9 @@ class WorkerContext {
   virtual std::optional<transport::ConnId> peer(uint16_t node) const = 0;
   virtual Membership& membership() = 0;
   virtual LocalReads& local_reads() = 0;
-  // A new id, unique in the cluster, for a writer that takes record locks (transactions, single-key writes): node
-  // (10 bits), worker (6 bits), sequence (32 bits). Record locks keep its low 48 bits as their owner.
+  // A new id, unique in the cluster, for a writer that takes record locks (transactions, single-key writes): the
+  // process's incarnation (16 bits), node (10 bits), worker (6 bits), sequence (32 bits). Record locks keep its low
+  // 48 bits as their owner; id >> 32 names the coordinator worker (and its incarnation).
   virtual uint64_t next_writer_id() = 0;
 };
 

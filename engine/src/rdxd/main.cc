@@ -11,6 +11,7 @@
 
 #include "bench/service.h"
 #include "cluster/topology.h"
+#include "common/parse_int.h"
 #include "replication/replication.h"
 #include "resp/resp_frontend.h"
 #include "server/node.h"
@@ -19,6 +20,33 @@
 #include "workload/workload.h"
 
 namespace {
+
+struct TestCrash {
+  std::string node;
+  rdx::txn::CrashPoint point = rdx::txn::CrashPoint::kNone;
+  uint32_t after = 0;
+};
+
+// NODE:POINT:N (rdxd --test-crash).
+rdx::Result<TestCrash> parse_test_crash(const std::string& spec) {
+  const auto a = spec.find(':'), b = spec.rfind(':');
+  const auto bad = [&] {
+    return rdx::Status(
+        rdx::Code::kInvalidArgument,
+        "want NODE:POINT:N with POINT after-lock, after-replicate or mid-unlock and N >= 1, got '" + spec + "'");
+  };
+  if (a == std::string::npos || a == b || a == 0) return bad();
+  TestCrash c{spec.substr(0, a)};
+  const std::string point = spec.substr(a + 1, b - a - 1);
+  if (point == "after-lock") c.point = rdx::txn::CrashPoint::kAfterLock;
+  if (point == "after-replicate") c.point = rdx::txn::CrashPoint::kAfterReplicate;
+  if (point == "mid-unlock") c.point = rdx::txn::CrashPoint::kMidUnlock;
+  int64_t n = 0;
+  if (c.point == rdx::txn::CrashPoint::kNone || !rdx::parse_int64(spec.substr(b + 1), &n) || n < 1 || n > 1000000000)
+    return bad();
+  c.after = static_cast<uint32_t>(n);
+  return c;
+}
 
 // What this build implements, per family (the operator's admission lists are checked against it in a test).
 nlohmann::json registered() {
@@ -87,12 +115,19 @@ int main(int argc, char** argv) {
   app.add_option("--test-partition", test_partition,
                  "A,B: tests only: on SIGUSR1, node A drops every message from B and sends it none, and B likewise "
                  "(a network partition between them; SIGUSR1 again heals it); other nodes ignore it");
+  std::string test_crash;
+  app.add_option("--test-crash", test_crash,
+                 "NODE:POINT:N: tests only: node NODE kills its own process (SIGKILL) as the coordinator of the N-th "
+                 "transaction of a worker that locks at two or more nodes, at POINT: after-lock, after-replicate or "
+                 "mid-unlock (one participant released); other nodes ignore it");
   app.add_option("--test-fault", test_faults,
                  "plant a known bug, for tests that show their checks catch it (never in production): "
                  "reads-without-lease (backups read their copy without holding leases), ack-before-replication "
                  "(single-key writes are acknowledged before the backups have them), unilateral-exclusion (a node "
-                 "excludes a replica without the others agreeing)")
-      ->check(CLI::IsMember({"reads-without-lease", "ack-before-replication", "unilateral-exclusion"}));
+                 "excludes a replica without the others agreeing), recovery-always-aborts (coordinator recovery aborts "
+                 "transactions it must commit)")
+      ->check(CLI::IsMember(
+          {"reads-without-lease", "ack-before-replication", "unilateral-exclusion", "recovery-always-aborts"}));
   CLI11_PARSE(app, argc, argv);
   if (list) {
     print_registered(list_json);
@@ -138,7 +173,20 @@ int main(int argc, char** argv) {
     if (f == "reads-without-lease") opts.faults.reads_without_lease = true;
     if (f == "ack-before-replication") opts.faults.ack_before_replication = true;
     if (f == "unilateral-exclusion") opts.faults.unilateral_exclusion = true;
+    if (f == "recovery-always-aborts") opts.recovery_always_aborts = true;
     spdlog::warn("rdxd: test fault planted: {}", f);
+  }
+  if (!test_crash.empty()) {
+    auto crash = parse_test_crash(test_crash);
+    if (!crash) {
+      spdlog::error("rdxd: --test-crash: {}", crash.status().message());
+      return 2;
+    }
+    if (crash.value().node == node_name) {
+      opts.crash_point = crash.value().point;
+      opts.crash_after = crash.value().after;
+      spdlog::warn("rdxd: test crash planted: {}", test_crash);
+    }
   }
   if (auto comma = test_partition.find(','); comma != std::string::npos) {
     const std::string a = test_partition.substr(0, comma), b = test_partition.substr(comma + 1);

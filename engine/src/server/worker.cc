@@ -34,8 +34,19 @@ const cluster::Topology& Worker::topology() const { return node_.topology(); }
 uint16_t Worker::self() const { return node_.self(); }
 cluster::Membership& Worker::membership() { return node_.membership(); }
 
+// The process's incarnation (the low 16 bits of its start time in ms): a restarted node's sequences start again,
+// and its new ids must not be taken for those of transactions its predecessor left for recovery (txn/dandelion).
+static uint64_t incarnation() {
+  static const uint64_t value = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<uint64_t>(ts.tv_sec * 1000 + ts.tv_nsec / 1000000) & 0xffff;
+  }();
+  return value;
+}
+
 uint64_t Worker::next_writer_id() {
-  return (uint64_t{self() & 0x3ffu} << 38) | (uint64_t{index_ & 0x3fu} << 32) | ++writer_seq_;
+  return (incarnation() << 48) | (uint64_t{self() & 0x3ffu} << 38) | (uint64_t{index_ & 0x3fu} << 32) | ++writer_seq_;
 }
 
 std::optional<transport::ConnId> Worker::peer(uint16_t node) const {

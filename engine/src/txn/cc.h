@@ -17,6 +17,7 @@
 // one-sided, and it honours CcEnv::primitives (topology transport.primitives), which the node checks against that.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "cluster/worker_context.h"
 #include "common/registry.h"
 #include "rpc/task.h"
+#include "txn/history.h"
 #include "txn/txn.h"
 
 namespace rdx::txn {
@@ -73,12 +75,26 @@ struct TxnCounters {
 };
 
 // Switches a run may change (the topology sets the defaults; the benchmark service overrides them per run).
+// Test only: where a coordinator kills its own process (SIGKILL), to leave a transaction to coordinator recovery.
+enum class CrashPoint : uint8_t {
+  kNone,
+  kAfterLock,       // every lock is taken, nothing decided
+  kAfterReplicate,  // decided (the writes are at the backups), no participant released
+  kMidUnlock,       // one participant released (committed), the others still hold their locks
+};
+
 struct TxnOptions {
   bool local_backup_reads = true;  // execution reads may use this node's backup copy
   bool ht_batching = true;         // local reads of one worker-loop iteration go to the table as one batch
   bool record_history = false;
   bool validation_off =
       false;  // test only: a planted anomaly (commit does not check what was read) the checker must catch
+  // Test only (rdxd --test-crash NODE:POINT:N): the crash at `crash_point` of a worker's N-th commit that locks at
+  // two or more nodes.
+  CrashPoint crash_point = CrashPoint::kNone;
+  uint32_t crash_after = 0;
+  // Test only: a planted bug (coordinator recovery aborts what it must commit) the integration test must catch.
+  bool recovery_always_aborts = false;
 };
 
 class ReadPath;
@@ -92,6 +108,8 @@ struct CcEnv {
   Primitives primitives;
   TxnCounters& counters;
   const TxnOptions& options;
+  // Records a write the protocol makes on its own (coordinator recovery) in the history, while one is recorded.
+  std::function<void(TxRecord)> record;
 };
 
 class ConcurrencyControl {

@@ -8,6 +8,9 @@
 
 namespace rdx::txn {
 
+// CLOCK_REALTIME in nanoseconds (histories' clock).
+int64_t realtime_ns();
+
 struct ReadRecord {
   std::string key;
   uint64_t version = 0;  // 0: the key was absent

@@ -19,13 +19,11 @@ const char* outcome_name(Outcome o) {
   return "?";
 }
 
-namespace {
 int64_t realtime_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
-}  // namespace
 
 // The transaction context (Dandelion's TxCache): reads executed, writes buffered, expectations kept for commit.
 class Tx final : public Transaction {
@@ -86,7 +84,9 @@ class Tx final : public Transaction {
 TxnServiceImpl::TxnServiceImpl(cluster::WorkerContext& ctx, cluster::ReplicaLog& log, const CcEntry& cc,
                                Primitives primitives, TxnOptions options)
     : ctx_(ctx), log_(log), cc_entry_(cc), options_(options), reads_(ctx, counters_, options_) {
-  cc_ = cc.make(CcEnv{ctx, log, reads_, cc.msgs, std::move(primitives), counters_, options_});
+  cc_ = cc.make(CcEnv{ctx, log, reads_, cc.msgs, std::move(primitives), counters_, options_, [this](TxRecord r) {
+                        if (options_.record_history) history_.push_back(std::move(r));
+                      }});
   ctx_.local_reads().set_batching(options_.ht_batching);
 }
 

@@ -1,9 +1,9 @@
 """A member killed with kill -9 under a load of MULTI/EXEC transfers (real redis-py clients on every node) and started
 again: no acknowledged transfer is lost, money is conserved, every node serves the same data afterwards, and the
 restarted node serves within 10 s of its start. The primary variant kills whichever node is the primary at the time
-(a backup is elected each time: test_primary_failover.py measures how fast). A killed backup coordinates no transfers
-here: the locks of a coordinator that dies mid-commit stay at the primaries (coordinator recovery is not built yet); a
-killed primary takes its own coordinators' locks with it."""
+(a backup is elected each time: test_primary_failover.py measures how fast). Every node coordinates transfers, the
+victim included: a killed backup's transactions are decided by the primary that holds their locks (coordinator
+recovery, test_coordinator_recovery.py); a killed primary takes its own coordinators' locks with it."""
 import random
 import time
 
@@ -78,8 +78,7 @@ def test_kill_and_restart_under_transfers_loses_nothing(cluster, victim):
     r = redis.Redis(port=cluster.node("n0")["redis_port"], socket_timeout=10)
     r.mset({a: INITIAL for a in ACCOUNTS})
     serve_after_start = []
-    coordinators = ["n0", "n1", "n2"] if victim == "primary" else ["n0", "n1"]
-    with Transfers(cluster, coordinators) as load:
+    with Transfers(cluster, ["n0", "n1", "n2"]) as load:
         for kill in range(3):
             time.sleep(1.5)
             node = cluster.primary() if victim == "primary" else victim

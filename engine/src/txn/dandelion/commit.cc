@@ -3,6 +3,9 @@
 // What reaches the backups goes through the cluster's replica log.
 #include <spdlog/spdlog.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include "txn/dandelion/dandelion.h"
 
 namespace rdx::txn::dandelion {
@@ -38,19 +41,22 @@ Status Dandelion::start() {
   };
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kLock), request(kLock)));
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kValidate), request(kValidate)));
-  // Applying and unlocking only need "done": ackable messages, acknowledged by smart acks.
-  RDX_RETURN_IF_ERROR(rpc.on(m.at(kApply), [this](const rpc::Incoming& in) {
-    if (auto b = Batch::decode(in.payload)) {
-      participant_.apply(*b);
-      env_.ctx.rpc().ack(in.reply_to());
-    }
-  }));
-  return rpc.on(m.at(kUnlock), [this](const rpc::Incoming& in) {
-    if (auto b = Batch::decode(in.payload)) {
-      participant_.unlock(*b);
-      env_.ctx.rpc().ack(in.reply_to());
-    }
-  });
+  // Applying and unlocking only need "done": ackable messages, acknowledged by smart acks. A transaction a recovery
+  // fenced is refused (its outcome is the recovery's).
+  auto ackable = [this](bool (Participant::*what)(const Batch&)) {
+    return [this, what](const rpc::Incoming& in) {
+      auto b = Batch::decode(in.payload);
+      if (!b) return;
+      if ((participant_.*what)(*b)) return env_.ctx.rpc().ack(in.reply_to());
+      env_.ctx.rpc().refuse(in.reply_to(), Code::kAborted);
+    };
+  };
+  RDX_RETURN_IF_ERROR(rpc.on(m.at(kApply), ackable(&Participant::apply)));
+  RDX_RETURN_IF_ERROR(rpc.on(m.at(kUnlock), ackable(&Participant::unlock)));
+  RDX_RETURN_IF_ERROR(rpc.on(m.at(kQuery), [this](const rpc::Incoming& in) { serve_query(in); }));
+  crash_countdown_ = env_.options.crash_after;
+  rpc::spawn(recovery_loop());
+  return Status::ok();
 }
 
 // At a key's primary: the work, then the check that this node still served as the primary when it was done.
@@ -58,13 +64,7 @@ std::optional<std::vector<ItemResult>> Dandelion::as_primary(Msg type, const Bat
   if (!env_.ctx.membership().in_sync()) return std::nullopt;
   std::vector<ItemResult> out = type == kLock ? participant_.lock(b) : participant_.validate(b);
   if (cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now())) return out;
-  if (type == kLock) {
-    Batch taken;
-    taken.txid = b.txid;
-    for (size_t i = 0; i < out.size(); ++i)
-      if (out[i].status == ItemStatus::kOk) taken.items.push_back(release_of(b.items[i]));
-    participant_.unlock(taken);
-  }
+  if (type == kLock) participant_.release_taken(b, out);
   return std::nullopt;
 }
 
@@ -78,10 +78,13 @@ Task<Dandelion::StepResult> Dandelion::step(uint16_t node, Msg type, Batch batch
         co_return StepResult{Code::kOk, std::move(*results)};
       }
       case kApply:
-        co_return StepResult{Code::kOk, participant_.apply(batch)};
-      case kUnlock:
-        participant_.unlock(batch);
+      case kUnlock: {
+        const bool done = type == kApply ? participant_.apply(batch) : participant_.unlock(batch);
+        if (!done) co_return StepResult{Code::kAborted, {}};
         co_return StepResult{Code::kOk, std::vector<ItemResult>(batch.items.size())};
+      }
+      case kQuery:
+        break;
     }
   }
   auto conn = env_.ctx.peer(node);
@@ -117,17 +120,61 @@ Task<Outcome> Dandelion::validate_reads(const TxState& tx, const std::map<std::s
   co_return outcome;
 }
 
-Task<void> Dandelion::unlock_all(std::map<uint16_t, Batch> unlocks) {
+Task<std::optional<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> unlocks) {
+  std::vector<uint16_t> nodes;
   std::vector<Task<StepResult>> steps;
-  for (auto& [node, b] : unlocks) steps.push_back(step(node, kUnlock, std::move(b)));
-  co_await rpc::when_all(std::move(steps));
+  for (auto& [node, b] : unlocks) {
+    nodes.push_back(node);
+    steps.push_back(step(node, kUnlock, std::move(b)));
+  }
+  const auto results = co_await rpc::when_all(std::move(steps));
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].first != Code::kOk) co_return nodes[i];
+  co_return std::nullopt;
+}
+
+// A participant that refused this coordinator's apply or unlock: a recovery fenced the transaction (this coordinator
+// looked lost) and decides it; the coordinator reports what it decided. kUnavailable when it does not say in time.
+Task<Outcome> Dandelion::outcome_from(uint16_t node, uint64_t txid) {
+  for (int i = 0; i < 250; ++i) {
+    const std::optional<TxnState> s = co_await ask(node, txid);
+    if (s == TxnState::kCommitted) co_return Outcome::kCommitted;
+    if (s == TxnState::kAborted) co_return Outcome::kAborted;
+    co_await env_.ctx.sched().sleep_for(std::chrono::milliseconds(20));
+  }
+  co_return Outcome::kUnavailable;
 }
 
 // Unlocks and resolves the replica log, keeping the commit's membership scope until both are done.
 Task<void> Dandelion::finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                              std::vector<LogWrite> writes, LogMode mode, bool committed) {
-  co_await unlock_all(std::move(unlocks));
+  const std::optional<uint16_t> refused = co_await unlock_all(std::move(unlocks));
   co_await env_.log.resolve(scope, txid, std::move(writes), mode, committed);
+  done(txid, !refused);
+}
+
+// A commit whose unlock some participant did not take (refused, or the connection broke) stays below the watermark
+// a while: that participant's recovery may still ask the others whether they committed it.
+void Dandelion::done(uint64_t txid, bool everywhere) {
+  if (everywhere) {
+    inflight_.erase(txid);
+    return;
+  }
+  rpc::spawn([](Dandelion* self, uint64_t id) -> Task<void> {
+    co_await self->env_.ctx.sched().sleep_for(kOutcomeRetention);
+    self->inflight_.erase(id);
+  }(this, txid));
+}
+
+bool Dandelion::crash_due(CrashPoint at, size_t lock_nodes) {
+  return env_.options.crash_point == at && lock_nodes >= 2 && crash_countdown_ > 0 && --crash_countdown_ == 0;
+}
+
+void Dandelion::crash(uint64_t txid) {
+  spdlog::warn("dandelion: test crash of the coordinator of transaction {:#x} (rdxd --test-crash)", txid);
+  spdlog::default_logger()->flush();
+  std::raise(SIGKILL);
+  std::abort();  // (not reached)
 }
 
 Task<Outcome> Dandelion::commit(TxState& tx) {
@@ -148,16 +195,18 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     co_return outcome;
   }
 
+  inflight_.insert(tx.id);
   cluster::ReplicaLog::Scope scope = env_.log.begin();
   std::map<std::string, uint64_t> new_versions;
   std::vector<LogWrite> log_writes;  // W as the replica log sees it
   for (const auto& [k, val] : tx.writes) log_writes.push_back(LogWrite{k, val, 0});
 
-  // 1. Locking at the primaries (dnl1: W held at the backups in the same round trip).
+  // 1. Locking at the primaries (dnl1: W held at the backups in the same round trip). Values travel with the locks
+  // (every protocol): a participant can then commit on its own if the coordinator dies (recovery.cc).
   std::map<uint16_t, Batch> locks;
   for (const auto& [k, val] : tx.writes) {
     Item it{k, static_cast<uint8_t>(kWrite | (val ? 0 : kDelete)), 0, {}};
-    if (s.hold_at_backups && val) {
+    if (val) {
       it.flags |= kHasValue;  // logged with the lock, applied at unlock
       it.value = *val;
     }
@@ -173,10 +222,12 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     for (const auto& [k, v] : checks)
       if (tx.writes.count(k) == 0) locks[primary_of(k)].items.push_back(Item{k, read_check, v, {}});
   std::vector<uint16_t> lock_nodes;
+  for (const auto& [node, b] : locks) lock_nodes.push_back(node);
   std::vector<Task<StepResult>> lock_steps;
   for (auto& [node, b] : locks) {
     b.txid = tx.id;
-    lock_nodes.push_back(node);
+    b.participants = lock_nodes;
+    b.watermark = watermark();
     lock_steps.push_back(step(node, kLock, b));
   }
   if (s.hold_at_backups) {
@@ -209,6 +260,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     }
   }
 
+  if (outcome == Outcome::kCommitted && crash_due(CrashPoint::kAfterLock, lock_nodes.size())) crash(tx.id);
+
   // 2. Read validation (reads that were not locked).
   if (outcome == Outcome::kCommitted && s.validate && !env_.options.validation_off)
     outcome = co_await validate_reads(tx, checks);
@@ -216,7 +269,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     if (auto v = new_versions.find(w.key); v != new_versions.end()) w.version = v->second;
 
   // 3. Replication: the decision is commit from here on.
-  if (outcome == Outcome::kCommitted && s.replicate) {
+  bool commit = outcome == Outcome::kCommitted;
+  if (commit && s.replicate) {
     std::vector<Task<StepResult>> reps;
     reps.push_back([](cluster::ReplicaLog& log, const cluster::ReplicaLog::Scope& sc, uint64_t id,
                       const std::vector<LogWrite>& ws) -> Task<StepResult> {
@@ -225,9 +279,9 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     std::vector<uint16_t> apply_nodes;
     if (s.apply_in_replicate) {
       std::map<uint16_t, Batch> applies;
-      for (const LogWrite& w : log_writes)
-        applies[primary_of(w.key)].items.push_back(Item{
-            w.key, static_cast<uint8_t>(kWrite | (w.value ? kHasValue : kDelete)), w.version, w.value.value_or("")});
+      for (const LogWrite& w : log_writes)  // (the values were logged with the locks)
+        applies[primary_of(w.key)].items.push_back(
+            Item{w.key, static_cast<uint8_t>(kWrite | (w.value ? 0 : kDelete)), w.version, {}});
       for (auto& [node, b] : applies) {
         b.txid = tx.id;
         apply_nodes.push_back(node);
@@ -235,19 +289,27 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
       }
     }
     auto rres = co_await rpc::when_all(std::move(reps));
-    for (size_t i = 0; i < rres.size(); ++i) {
-      if (rres[i].first == Code::kOk) continue;
-      // The replica log failed (the writes are not durable), or a primary failed while applying (dnl2): the
-      // outcome is left to recovery.
+    // The replica log failed (a backup refused, e.g. this coordinator was excluded): the writes are not durable
+    // from here (the backups that took them copy their shard again). If no primary applied them, the transaction
+    // aborts. A primary that applied them (dnl2) cannot undo it: the transaction is then the recovery's, which the
+    // question fences and starts at once, and which commits (it applied) replicating from that primary itself.
+    // Likewise a primary that did not apply (fenced by a recovery, or unreachable) leaves the outcome to a recovery.
+    std::optional<uint16_t> applied, missed;
+    for (size_t i = 1; i < rres.size(); ++i) (rres[i].first == Code::kOk ? applied : missed) = apply_nodes[i - 1];
+    if (rres[0].first != Code::kOk && !applied) {
+      commit = false;
       outcome = Outcome::kUnavailable;
-      if (i > 0)
-        spdlog::error("txn {:#x}: primary {} failed while applying", tx.id,
-                      env_.ctx.topology().nodes[apply_nodes[i - 1]].name);
+    } else if (rres[0].first != Code::kOk || missed) {
+      spdlog::warn("txn {:#x}: {}; its recovery decides", tx.id,
+                   rres[0].first != Code::kOk
+                       ? "the backups did not take it"
+                       : fmt::format("{} did not apply it", env_.ctx.topology().nodes[*missed].name));
+      outcome = co_await outcome_from(rres[0].first != Code::kOk ? *applied : *missed, tx.id);
     }
   }
+  if (commit && crash_due(CrashPoint::kAfterReplicate, lock_nodes.size())) crash(tx.id);
 
   // 4. Unlocking: commit (apply where the protocol applies at unlock) or abort (release, drop placeholders).
-  const bool commit = outcome == Outcome::kCommitted;
   if (commit)
     for (auto& [node, b] : locked)
       for (Item& it : b.items) {
@@ -255,23 +317,28 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
         if ((it.flags & kWrite) == 0) continue;
         it.version = new_versions.at(it.key);
         if (s.apply_in_replicate) continue;  // dnl2 applied it already
-        it.flags |= kApplyAtUnlock;          // dnl1 logged the value with the lock; dnl4 sends it now
-        const auto& val = tx.writes.at(it.key);
-        if (!s.hold_at_backups && val) {
-          it.flags |= kHasValue;
-          it.value = *val;
-        }
+        it.flags |= kApplyAtUnlock;          // the value was logged with the lock
       }
+  if (commit && crash_due(CrashPoint::kMidUnlock, locked.size())) {
+    auto first = locked.begin();
+    co_await step(first->first, kUnlock, std::move(first->second));
+    crash(tx.id);
+  }
   const LogMode mode = s.hold_at_backups ? LogMode::kHold : LogMode::kApply;
   if (commit && s.report_after_unlock) {
-    co_await unlock_all(std::move(locked));
-    rpc::spawn(finish(std::move(scope), {}, tx.id, std::move(log_writes), mode, true));
+    const std::optional<uint16_t> refused = co_await unlock_all(std::move(locked));
+    if (refused) outcome = co_await outcome_from(*refused, tx.id);
+    rpc::spawn([](Dandelion* self, cluster::ReplicaLog::Scope sc, uint64_t id, std::vector<LogWrite> ws, LogMode m,
+                  bool everywhere) -> Task<void> {
+      co_await self->env_.log.resolve(sc, id, std::move(ws), m, true);
+      self->done(id, everywhere);
+    }(this, std::move(scope), tx.id, std::move(log_writes), mode, !refused));
   } else if (commit || s.hold_at_backups) {
     rpc::spawn(finish(std::move(scope), std::move(locked), tx.id, std::move(log_writes), mode, commit));
   } else {
     rpc::spawn(finish(std::move(scope), std::move(locked), tx.id, {}, mode, false));
   }
-  if (commit) tx.committed_versions = std::move(new_versions);
+  if (commit && outcome == Outcome::kCommitted) tx.committed_versions = std::move(new_versions);
   co_return outcome;
 }
 

@@ -9,8 +9,16 @@
 //         reported after it; applied at unlock, and at the backups when the hold is resolved
 //   dnl-ro read-only transactions under every protocol: validate R at primaries only
 // Execution reads are OCC's (txn/reads.h: the latest value, locally when a copy is here). Every phase runs over RPC.
+//
+// Coordinator recovery (recovery.cc): a participant whose coordinator is lost while it holds a transaction's locks
+// asks every participant what it knows, which fences them (the coordinator's later apply and unlock are refused),
+// and all decide alike from those answers: commit if any participant committed or the protocol's report point was
+// reached everywhere (dnl2: a participant applied; dnl1: every participant locked all it was asked), else abort.
+// Each participant then applies the decision to its own keys through the replica log.
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -41,12 +49,16 @@ class Dandelion final : public ConcurrencyControl {
   rpc::Task<Outcome> commit(TxState& tx) override;
   void abort(TxState&) override {}  // nothing is locked before commit
 
+  const ParticipantStats& participant_stats() const { return participant_.stats(); }
+
  private:
   using StepResult = std::pair<Code, std::vector<ItemResult>>;
   // One step at one node: a direct call for this node, else an RPC.
   rpc::Task<StepResult> step(uint16_t node, Msg type, Batch batch);
   rpc::Task<Outcome> validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks);
-  rpc::Task<void> unlock_all(std::map<uint16_t, Batch> unlocks);
+  // A participant that did not release (a fenced one refuses: a recovery decides there), if any.
+  rpc::Task<std::optional<uint16_t>> unlock_all(std::map<uint16_t, Batch> unlocks);
+  rpc::Task<Outcome> outcome_from(uint16_t node, uint64_t txid);
   rpc::Task<void> finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                          std::vector<cluster::LogWrite> writes, cluster::LogMode mode, bool committed);
   uint16_t primary_of(std::string_view key) const { return cluster::primary_of(env_.ctx, key); }
@@ -54,9 +66,27 @@ class Dandelion final : public ConcurrencyControl {
   // the primary when it was done (a deposed primary's locks and versions protect nothing).
   std::optional<std::vector<ItemResult>> as_primary(Msg type, const Batch& b);
 
+  // This worker's oldest commit not finished at every participant (lock batches carry it: Batch::watermark).
+  uint64_t watermark() const { return inflight_.empty() ? 0 : *inflight_.begin(); }
+  void done(uint64_t txid, bool everywhere);
+  // Test only (TxnOptions::crash_point): whether this commit is the one to crash at `at`; the crash (SIGKILL).
+  bool crash_due(CrashPoint at, size_t lock_nodes);
+  [[noreturn]] void crash(uint64_t txid);
+
+  // recovery.cc
+  rpc::Task<void> recovery_loop();
+  bool coordinator_lost(uint64_t txid, const Pending& p, Participant::Clock::time_point now);
+  rpc::Task<void> recover(uint64_t txid);
+  rpc::Task<std::optional<TxnState>> ask(uint16_t node, uint64_t txid);  // nullopt: no answer
+  // Applies the decision to this participant's items of `txid` through the replica log; false if it could not.
+  rpc::Task<bool> settle(uint64_t txid, bool commit);
+  void serve_query(const rpc::Incoming& in);
+
   CcEnv env_;
   CommitSteps steps_;
   Participant participant_;
+  std::set<uint64_t> inflight_;  // commits of this worker that hold or may hold locks somewhere
+  uint32_t crash_countdown_ = 0;
 };
 
 }  // namespace rdx::txn::dandelion

@@ -17,8 +17,19 @@ namespace rdx::txn::dandelion {
 enum Msg : uint16_t {
   kLock = 0,      // request: Batch -> per-item ItemResult
   kValidate = 1,  // request: Batch -> per-item ItemResult
-  kApply = 2,     // ackable (dnl2): apply the writes under the locks
-  kUnlock = 3,    // ackable: commit (apply carried or logged values) or abort, and release
+  kApply = 2,     // ackable (dnl2): apply the writes (values logged with the locks) under the locks
+  kUnlock = 3,    // ackable: commit (apply the logged values) or abort, and release
+  kQuery = 4,     // request (coordinator recovery, recovery.cc): txid -> TxnState at this participant
+};
+
+// A transaction at one participant (a primary it locked at), as coordinator recovery sees it (recovery.cc).
+enum class TxnState : uint8_t {
+  kUnknown = 0,    // never locked here (or forgotten): from now on it never will be
+  kLocked = 1,     // every item this participant was asked to lock is locked
+  kPartial = 2,    // some items failed to lock: the coordinator cannot have decided commit
+  kApplied = 3,    // dnl2: applied under its locks (the coordinator had decided commit)
+  kCommitted = 4,  // committed here (by its coordinator or by a recovery)
+  kAborted = 5,    // aborted here by a recovery
 };
 
 enum class ItemStatus : uint8_t {
@@ -33,7 +44,7 @@ enum ItemFlags : uint8_t {
   kWrite = 1,           // a write (else a read lock / read validation)
   kDelete = 2,          // the write deletes the key
   kCheckVersion = 4,    // lock only if the version is still `version`
-  kHasValue = 8,        // value present (logged at lock time: dnl1; or applied at unlock: dnl4)
+  kHasValue = 8,        // value present (a write in a lock batch: logged for its apply, unlock or recovery)
   kCommit = 16,         // unlock: commit (else abort)
   kApplyAtUnlock = 32,  // unlock with kCommit: apply the write now (its value travels with it or was logged)
 };
@@ -57,11 +68,18 @@ struct Item {
 
 struct Batch {
   uint64_t txid = 0;
+  // Lock batches only: every node the transaction locks at (coordinator recovery asks them all), and the
+  // coordinator worker's watermark: each of its transactions below it has finished at every participant, so their
+  // remembered outcomes can go.
+  std::vector<uint16_t> participants;
+  uint64_t watermark = 0;
   std::vector<Item> items;
 
   std::string encode() const {
     rpc::Writer w;
-    w.put(txid).put(static_cast<uint32_t>(items.size()));
+    w.put(txid).put(watermark).put(static_cast<uint16_t>(participants.size()));
+    for (uint16_t p : participants) w.put(p);
+    w.put(static_cast<uint32_t>(items.size()));
     for (const Item& it : items) it.encode(w);
     return w.data();
   }
@@ -69,6 +87,10 @@ struct Batch {
     rpc::Reader r(payload);
     Batch b;
     b.txid = r.get<uint64_t>();
+    b.watermark = r.get<uint64_t>();
+    auto np = r.get<uint16_t>();
+    if (!r.ok() || np > 1024) return std::nullopt;
+    for (uint16_t i = 0; i < np && r.ok(); ++i) b.participants.push_back(r.get<uint16_t>());
     auto n = r.get<uint32_t>();
     if (!r.ok() || n > 4096) return std::nullopt;
     b.items.reserve(n);

@@ -6,7 +6,15 @@
 // Record locks (cluster/record_locks.h) are no-wait: a second locker fails and its transaction aborts. A write is
 // applied through the cluster's replica log (ReplicaLog::apply_at_primary), which also feeds the node's log; what
 // reaches the backups is the coordinator's business, through the same log.
+//
+// For coordinator recovery (recovery.cc) a participant keeps, per transaction it holds locks of, what it locked with
+// the values to write and the other participants (Pending), and remembers outcomes a recovery may ask about: commits
+// of transactions with several participants (until the coordinator's watermark passes them), and every outcome a
+// recovery decided or fenced (a fenced transaction's later messages from its coordinator are refused).
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,29 +27,69 @@ namespace rdx::txn::dandelion {
 
 struct ParticipantStats {
   uint64_t locks = 0, lock_conflicts = 0, validations = 0, validation_failures = 0;
+  uint64_t recovered_commits = 0, recovered_aborts = 0, fenced = 0;
+};
+
+// A transaction's locks at this participant, while its coordinator has not released them.
+struct Pending {
+  std::vector<Item> items;  // the items locked here; version: the key's version when locked; writes carry values
+  std::vector<uint16_t> participants;
+  bool all_locked = true;  // false: some item of the lock batch failed (the coordinator must abort)
+  bool applied = false;    // dnl2: applied under the locks
+  bool fenced = false;     // a recovery asked: the coordinator's apply and unlock are refused from now on
+  bool recovering = false;
+  std::chrono::steady_clock::time_point since;
 };
 
 class Participant {
  public:
+  using Clock = std::chrono::steady_clock;
   Participant(cluster::WorkerContext& ctx, cluster::ReplicaLog& log) : ctx_(ctx), log_(log) {}
 
   std::vector<ItemResult> lock(const Batch& b);
   std::vector<ItemResult> validate(const Batch& b);
-  // dnl2: applies the writes while the transaction holds their locks.
-  std::vector<ItemResult> apply(const Batch& b);
-  void unlock(const Batch& b);
+  // dnl2: applies the writes while the transaction holds their locks. False (nothing done) when a recovery fenced it.
+  bool apply(const Batch& b);
+  // False (nothing done) when a recovery fenced the transaction.
+  bool unlock(const Batch& b);
+  // Releases the locks of `b`'s items that were taken (after as_primary found this node deposed).
+  void release_taken(const Batch& b, const std::vector<ItemResult>& results);
+
+  // Coordinator recovery (recovery.cc).
+  // What this participant knows of `txid`; fences it (the coordinator's later messages are refused).
+  TxnState query(uint64_t txid);
+  std::unordered_map<uint64_t, Pending>& pending() { return pending_; }
+  // Ends `txid` here as a recovery decided (its writes applied or rewritten by the caller) and remembers it.
+  void finish_recovered(uint64_t txid, bool committed);
+  // Drops remembered outcomes past their retention (and what a deposed primary held: its locks are gone).
+  void expire(Clock::time_point now);
 
   const ParticipantStats& stats() const { return stats_; }
 
  private:
   ItemResult lock_one(uint64_t txid, const Item& it);
   ItemResult validate_one(uint64_t txid, const Item& it);
-  void unlock_one(uint64_t txid, const Item& it, bool commit);
+  void unlock_one(uint64_t txid, const Item& it, bool commit, const Pending* pending);
+  // The value of write `it`: carried by it, else logged with its lock (`pending`). False when neither.
+  static bool logged_value(const Item& it, const Pending* pending, std::optional<std::string>* value);
+  bool settled_by_recovery(uint64_t txid, std::unordered_map<uint64_t, Pending>::iterator p) const;
+  void remember(uint64_t txid, TxnState s);
+  const TxnState* remembered(uint64_t txid) const;
 
   cluster::WorkerContext& ctx_;
   cluster::ReplicaLog& log_;
-  std::unordered_map<uint64_t, std::vector<Item>> logged_;  // writes logged with their lock (dnl1), by transaction
+  std::unordered_map<uint64_t, Pending> pending_;
+  struct Outcome {
+    TxnState state;
+    Clock::time_point at;
+  };
+  // By coordinator worker (txid >> 32: incarnation, node, worker), then txid: ordered, so a watermark trims a prefix.
+  std::map<uint64_t, std::map<uint64_t, Outcome>> outcomes_;
   ParticipantStats stats_;
 };
+
+// Outcomes are kept at most this long: a participant still holding a transaction's locks asks its peers within a
+// few failure timeouts of losing the coordinator (recovery.cc), far sooner.
+inline constexpr std::chrono::seconds kOutcomeRetention{60};
 
 }  // namespace rdx::txn::dandelion

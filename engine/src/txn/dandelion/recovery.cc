@@ -1,0 +1,204 @@
+// Coordinator recovery: what the participants of a transaction do when its coordinator is lost while they hold its
+// locks (dandelion.h). Each such participant asks every participant (itself included) what it knows; the question
+// fences the transaction there (the coordinator's later apply and unlock are refused), so the answers no longer
+// change through the coordinator, and every participant that asks decides the same:
+//   commit  if a participant committed it (its coordinator's unlock came before the fence), or the protocol's
+//           report point was reached everywhere: dnl2, a participant applied (the coordinator had decided and
+//           replicated); dnl1, every participant locked all it was asked (the coordinator may have reported then)
+//   abort   otherwise: the coordinator cannot have reported a commit (dnl4 reports after every unlock)
+// Then each applies the decision to its own keys through the replica log, as their primary, still holding the
+// locks: a commit writes the logged values with the versions the coordinator would have given them (the lock's
+// version + 1); an abort writes the current value again one version later, so that a copy of the aborted write a
+// backup may hold hidden (replicated before the coordinator died) is overwritten and never shown by a failover.
+#include <spdlog/spdlog.h>
+
+#include "cluster/lockword.h"
+#include "cluster/record_locks.h"
+#include "txn/dandelion/dandelion.h"
+
+namespace rdx::txn::dandelion {
+
+using cluster::LogMode;
+using cluster::LogWrite;
+using rpc::Task;
+
+namespace {
+constexpr auto kScan = std::chrono::milliseconds(20);
+// Locks held this long are recovered even while their coordinator looks alive (its unlock may have been lost with a
+// connection that broke and came back); a live coordinator loses nothing by it: its later messages are refused and
+// its client hears "may or may not have taken effect".
+constexpr auto kStuck = std::chrono::seconds(2);
+constexpr auto kRetry = std::chrono::milliseconds(50);
+constexpr auto kAskTimeout = std::chrono::milliseconds(1000);
+constexpr auto kExpireEvery = std::chrono::seconds(1);
+
+uint16_t coordinator_of(uint64_t txid) { return static_cast<uint16_t>((txid >> 38) & 0x3ff); }
+
+const char* state_name(TxnState s) {
+  switch (s) {
+    case TxnState::kUnknown:
+      return "unknown";
+    case TxnState::kLocked:
+      return "locked";
+    case TxnState::kPartial:
+      return "partly locked";
+    case TxnState::kApplied:
+      return "applied";
+    case TxnState::kCommitted:
+      return "committed";
+    case TxnState::kAborted:
+      return "aborted";
+  }
+  return "?";
+}
+}  // namespace
+
+Task<void> Dandelion::recovery_loop() {
+  auto next_expire = Participant::Clock::now() + kExpireEvery;
+  while (!env_.ctx.membership().stopping()) {
+    co_await env_.ctx.sched().sleep_for(kScan);
+    const auto now = Participant::Clock::now();
+    if (now >= next_expire) {
+      participant_.expire(now);
+      next_expire = now + kExpireEvery;
+    }
+    std::vector<uint64_t> due;
+    for (auto& [txid, p] : participant_.pending())
+      if (!p.recovering && (p.fenced || coordinator_lost(txid, p, now))) {
+        p.recovering = true;
+        due.push_back(txid);
+      }
+    for (uint64_t txid : due) rpc::spawn(recover(txid));
+  }
+}
+
+// Lost: this worker's connection to it is down, or the failure detector suspects or excluded it (a kill, a pause,
+// a partition), or it has held these locks for too long. A coordinator on this node is never lost.
+bool Dandelion::coordinator_lost(uint64_t txid, const Pending& p, Participant::Clock::time_point now) {
+  const uint16_t c = coordinator_of(txid);
+  cluster::WorkerContext& ctx = env_.ctx;
+  if (c == ctx.self() || c >= ctx.topology().nodes.size()) return false;
+  if (now - p.since > kStuck) return true;
+  if (now - p.since < kScan) return false;  // (a coordinator that just connected: our own connection may lag)
+  return !ctx.peer(c) || ctx.membership().suspected(c) || ctx.membership().member(c) == cluster::MemberState::kFailed;
+}
+
+Task<std::optional<TxnState>> Dandelion::ask(uint16_t node, uint64_t txid) {
+  cluster::WorkerContext& ctx = env_.ctx;
+  if (node == ctx.self()) {
+    if (!cluster::serves_as_primary(ctx, std::chrono::steady_clock::now())) co_return std::nullopt;
+    co_return participant_.query(txid);
+  }
+  auto conn = ctx.peer(node);
+  if (!conn) co_return std::nullopt;
+  rpc::Writer w;
+  w.put(txid);
+  rpc::Response r = co_await ctx.rpc().call_task(*conn, env_.msgs.at(kQuery), w.data(), kAskTimeout);
+  if (r.status != Code::kOk) co_return std::nullopt;
+  rpc::Reader rd(r.payload);
+  const auto s = rd.get<uint8_t>();
+  if (!rd.done() || s > static_cast<uint8_t>(TxnState::kAborted)) co_return std::nullopt;
+  co_return static_cast<TxnState>(s);
+}
+
+// Only as the primary of its shard: a deposed one's locks protect nothing, and its successor never had them.
+void Dandelion::serve_query(const rpc::Incoming& in) {
+  rpc::Reader r(in.payload);
+  const auto txid = r.get<uint64_t>();
+  if (!r.done()) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now()))
+    return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
+  rpc::Writer w;
+  w.put(static_cast<uint8_t>(participant_.query(txid)));
+  env_.ctx.rpc().respond(in.reply_to(), Code::kOk, w.span());
+}
+
+Task<void> Dandelion::recover(uint64_t txid) {
+  const cluster::Topology& t = env_.ctx.topology();
+  for (uint32_t attempt = 0;; ++attempt) {
+    auto it = participant_.pending().find(txid);
+    if (it == participant_.pending().end()) co_return;  // settled meanwhile, or this node was deposed
+    const std::vector<uint16_t> nodes = it->second.participants;
+    std::vector<Task<std::optional<TxnState>>> asks;
+    for (uint16_t n : nodes) asks.push_back(ask(n, txid));
+    const auto states = co_await rpc::when_all(std::move(asks));
+    std::string seen;
+    bool complete = true, any_committed = false, any_applied = false, all_locked = true;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
+      seen += fmt::format("{}{}: {}", seen.empty() ? "" : ", ", name, states[i] ? state_name(*states[i]) : "no answer");
+      if (!states[i]) {
+        complete = false;
+        continue;
+      }
+      any_committed |= *states[i] == TxnState::kCommitted;
+      any_applied |= *states[i] == TxnState::kApplied;
+      all_locked &= *states[i] == TxnState::kLocked;
+    }
+    // Every participant must answer: one that does not may have committed (it is down, or no longer the primary:
+    // a coordinator and a participant primary lost together are not recovered yet, see the README).
+    if (complete) {
+      const bool commit =
+          !env_.options.recovery_always_aborts &&
+          (any_committed || (steps_.apply_in_replicate && any_applied) || (steps_.hold_at_backups && all_locked));
+      const bool settled = co_await settle(txid, commit);
+      if (settled) {
+        spdlog::warn("dandelion: transaction {:#x} of lost coordinator {} {} here ({})", txid,
+                     t.nodes[coordinator_of(txid)].name, commit ? "committed" : "aborted", seen);
+        co_return;
+      }
+    }
+    if (attempt % 100 == 99)
+      spdlog::error("dandelion: transaction {:#x} of lost coordinator {} is still undecided ({})", txid,
+                    t.nodes[coordinator_of(txid)].name, seen);
+    co_await env_.ctx.sched().sleep_for(kRetry);
+  }
+}
+
+Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
+  cluster::WorkerContext& ctx = env_.ctx;
+  auto it = participant_.pending().find(txid);
+  if (it == participant_.pending().end()) co_return true;
+  const std::vector<Item> items = it->second.items;
+  std::vector<LogWrite> writes;  // what the replicas get
+  std::vector<LogWrite> held;    // dnl1: the held writes' outcome at the backups
+  TxRecord rewrite{ctx.next_writer_id(), "recovery-abort", realtime_ns(), 0, true, {}, {}};
+  for (const Item& item : items) {
+    if ((item.flags & kWrite) == 0) continue;
+    std::optional<std::string> value;
+    if (commit) {
+      if ((item.flags & kDelete) == 0) value = item.value;
+    } else {
+      std::string current;
+      uint64_t word = 0;
+      const bool present = ctx.table().get(ctx.session(), item.key, &current, nullptr, &word) == store::OpStatus::kOk;
+      if (present && !cluster::lockword::absent(word)) {
+        value = std::move(current);
+        rewrite.reads.push_back(ReadRecord{item.key, item.version});
+        rewrite.writes.push_back(WriteRecord{item.key, item.version + 2, false});
+      }
+    }
+    writes.push_back(LogWrite{item.key, std::move(value), item.version + (commit ? 1 : 2)});
+    held.push_back(LogWrite{item.key, std::nullopt, item.version + 1});
+  }
+  cluster::ReplicaLog::Scope scope = env_.log.begin();
+  if (!writes.empty()) {
+    const Code replicated = co_await env_.log.replicate(scope, txid, writes, LogMode::kApply);
+    if (replicated != Code::kOk) co_return false;  // (it cannot write as the primary now: asked again, or deposed)
+  }
+  it = participant_.pending().find(txid);
+  if (it == participant_.pending().end()) co_return true;  // deposed meanwhile: the successor's copy decides
+  for (const LogWrite& w : writes) env_.log.apply_at_primary(w);
+  for (const Item& item : items) (void)cluster::release_lock(ctx.table(), ctx.session(), item.key, txid);
+  participant_.finish_recovered(txid, commit);
+  // The rewrite is a write of its own (a new version of the same value): the history must know who wrote it.
+  if (!rewrite.writes.empty()) {
+    rewrite.end_ns = realtime_ns();
+    env_.record(std::move(rewrite));
+  }
+  co_await env_.log.resolve(scope, txid, writes, LogMode::kApply, true);
+  if (steps_.hold_at_backups) co_await env_.log.resolve(scope, txid, std::move(held), LogMode::kHold, commit);
+  co_return true;
+}
+
+}  // namespace rdx::txn::dandelion
