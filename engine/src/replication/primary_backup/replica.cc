@@ -25,6 +25,10 @@ using cluster::LogWrite;
 using cluster::MemberState;
 using rpc::Task;
 
+namespace {
+constexpr uint64_t kPlaceholderVersion = 1;
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------------------------
 // The writer's side.
 
@@ -258,9 +262,12 @@ void PbWorker::hold(const LogBatch& b) {
     for (;;) {
       store::RecordRef ref = ctx_.table().find(ctx_.session(), w.key);
       if (!ref.valid()) {
-        // A placeholder that carries the hold: the key stays absent unless the write commits. Version 0, so any
-        // committed write is newer (a fresh version of this table could be above the primary's).
-        store::OpStatus s = ctx_.table().put(ctx_.session(), w.key, {}, 0, nullptr, kAbsent | kHoldOne);
+        // A placeholder that carries the hold: the key stays absent unless the write commits. Version 1 (0 would be
+        // store::kAutoVersion: a fresh version of this table, which can be above the primary's): every committed
+        // write is newer (a primary's first write of a key is its lock placeholder's version + 1 >= 2), and when the
+        // hold is dropped on a joining member, the tombstone it leaves supersedes no record of the snapshot.
+        store::OpStatus s =
+            ctx_.table().put(ctx_.session(), w.key, {}, kPlaceholderVersion, nullptr, kAbsent | kHoldOne);
         if (s == store::OpStatus::kStale) continue;  // created meanwhile
         if (s != store::OpStatus::kOk) spdlog::error("primary-backup: cannot hold a write of '{}'", w.key);
         break;
