@@ -33,6 +33,11 @@ class WorkerContext {
   virtual uint64_t next_writer_id() = 0;
 };
 
+// Parts of a writer id (WorkerContext::next_writer_id): the node that made it; and its origin (incarnation, node,
+// worker), which the ids of one worker share, in the order it issued them.
+inline uint16_t writer_node(uint64_t id) { return static_cast<uint16_t>((id >> 38) & 0x3ff); }
+inline uint64_t writer_origin(uint64_t id) { return id >> 32; }
+
 // The primary of `key`'s shard in this node's current view, and whether this node holds a replica of it.
 inline uint16_t primary_of(WorkerContext& ctx, std::string_view key) {
   return ctx.membership().primary(ctx.topology().shard_of_key(key));

@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     if (f == "reads-without-lease") opts.faults.reads_without_lease = true;
     if (f == "ack-before-replication") opts.faults.ack_before_replication = true;
     if (f == "unilateral-exclusion") opts.faults.unilateral_exclusion = true;
-    if (f == "recovery-always-aborts") opts.recovery_always_aborts = true;
+    if (f == "recovery-always-aborts") opts.txn_faults.recovery_always_aborts = true;
     spdlog::warn("rdxd: test fault planted: {}", f);
   }
   if (!test_crash.empty()) {
@@ -183,8 +183,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (crash.value().node == node_name) {
-      opts.crash_point = crash.value().point;
-      opts.crash_after = crash.value().after;
+      opts.txn_faults.crash_point = crash.value().point;
+      opts.txn_faults.crash_after = crash.value().after;
       spdlog::warn("rdxd: test crash planted: {}", test_crash);
     }
   }

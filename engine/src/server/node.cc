@@ -75,9 +75,7 @@ Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions o
   n->primitives_ = std::move(prims.value());
   n->txn_options_.local_backup_reads = n->topo_.local_backup_reads;
   n->txn_options_.ht_batching = n->topo_.ht_batching;
-  n->txn_options_.crash_point = n->opts_.crash_point;
-  n->txn_options_.crash_after = n->opts_.crash_after;
-  n->txn_options_.recovery_always_aborts = n->opts_.recovery_always_aborts;
+  n->txn_options_.faults = n->opts_.txn_faults;
   n->membership_->leases().configure(n->topo_.failure.enabled, std::chrono::milliseconds(n->topo_.failure.timeout_ms),
                                      cluster::other_data_nodes(n->topo_, n->self_),
                                      n->opts_.faults.reads_without_lease);

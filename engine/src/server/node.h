@@ -26,11 +26,9 @@ struct NodeOptions {
   std::string test_partition_peer;  // tests: the node toggle_test_partition() cuts this node off from
   std::string listen_host = "0.0.0.0";
   std::string http_host = "0.0.0.0";
-  bool busy_poll = false;                                // workers never block (lowest latency, burns a core each)
-  replication::TestFaults faults;                        // tests only
-  txn::CrashPoint crash_point = txn::CrashPoint::kNone;  // tests only: TxnOptions::crash_point
-  uint32_t crash_after = 0;
-  bool recovery_always_aborts = false;  // tests only: TxnOptions::recovery_always_aborts
+  bool busy_poll = false;          // workers never block (lowest latency, burns a core each)
+  replication::TestFaults faults;  // tests only
+  txn::TxnTestFaults txn_faults;   // tests only
 };
 
 inline constexpr transport::RegionId kStoreRegion = 1;

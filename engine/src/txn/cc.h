@@ -74,7 +74,6 @@ struct TxnCounters {
   uint64_t read_only_commits = 0;
 };
 
-// Switches a run may change (the topology sets the defaults; the benchmark service overrides them per run).
 // Test only: where a coordinator kills its own process (SIGKILL), to leave a transaction to coordinator recovery.
 enum class CrashPoint : uint8_t {
   kNone,
@@ -83,18 +82,22 @@ enum class CrashPoint : uint8_t {
   kMidUnlock,       // one participant released (committed), the others still hold their locks
 };
 
+// Faults a multi-process test plants (rdxd --test-crash, --test-fault); never set in production.
+struct TxnTestFaults {
+  // The crash at `crash_point` of a worker's N-th commit that locks at two or more nodes (N = crash_after).
+  CrashPoint crash_point = CrashPoint::kNone;
+  uint32_t crash_after = 0;
+  bool recovery_always_aborts = false;  // a planted bug: coordinator recovery aborts what it must commit
+};
+
+// Switches a run may change (the topology sets the defaults; the benchmark service overrides them per run).
 struct TxnOptions {
   bool local_backup_reads = true;  // execution reads may use this node's backup copy
   bool ht_batching = true;         // local reads of one worker-loop iteration go to the table as one batch
   bool record_history = false;
   bool validation_off =
-      false;  // test only: a planted anomaly (commit does not check what was read) the checker must catch
-  // Test only (rdxd --test-crash NODE:POINT:N): the crash at `crash_point` of a worker's N-th commit that locks at
-  // two or more nodes.
-  CrashPoint crash_point = CrashPoint::kNone;
-  uint32_t crash_after = 0;
-  // Test only: a planted bug (coordinator recovery aborts what it must commit) the integration test must catch.
-  bool recovery_always_aborts = false;
+      false;             // test only: a planted anomaly (commit does not check what was read) the checker must catch
+  TxnTestFaults faults;  // test only
 };
 
 class ReadPath;

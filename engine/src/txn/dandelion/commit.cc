@@ -54,7 +54,7 @@ Status Dandelion::start() {
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kApply), ackable(&Participant::apply)));
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kUnlock), ackable(&Participant::unlock)));
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kQuery), [this](const rpc::Incoming& in) { serve_query(in); }));
-  crash_countdown_ = env_.options.crash_after;
+  crash_countdown_ = env_.options.faults.crash_after;
   rpc::spawn(recovery_loop());
   return Status::ok();
 }
@@ -167,7 +167,7 @@ void Dandelion::done(uint64_t txid, bool everywhere) {
 }
 
 bool Dandelion::crash_due(CrashPoint at, size_t lock_nodes) {
-  return env_.options.crash_point == at && lock_nodes >= 2 && crash_countdown_ > 0 && --crash_countdown_ == 0;
+  return env_.options.faults.crash_point == at && lock_nodes >= 2 && crash_countdown_ > 0 && --crash_countdown_ == 0;
 }
 
 void Dandelion::crash(uint64_t txid) {

@@ -13,7 +13,7 @@
 // Coordinator recovery (recovery.cc): a participant whose coordinator is lost while it holds a transaction's locks
 // asks every participant what it knows, which fences them (the coordinator's later apply and unlock are refused),
 // and all decide alike from those answers: commit if any participant committed or the protocol's report point was
-// reached everywhere (dnl2: a participant applied; dnl1: every participant locked all it was asked), else abort.
+// reached (dnl2: a participant applied; dnl1: every participant locked all it was asked), else abort.
 // Each participant then applies the decision to its own keys through the replica log.
 #include <map>
 #include <memory>
@@ -49,8 +49,6 @@ class Dandelion final : public ConcurrencyControl {
   rpc::Task<Outcome> commit(TxState& tx) override;
   void abort(TxState&) override {}  // nothing is locked before commit
 
-  const ParticipantStats& participant_stats() const { return participant_.stats(); }
-
  private:
   using StepResult = std::pair<Code, std::vector<ItemResult>>;
   // One step at one node: a direct call for this node, else an RPC.
@@ -69,7 +67,7 @@ class Dandelion final : public ConcurrencyControl {
   // This worker's oldest commit not finished at every participant (lock batches carry it: Batch::watermark).
   uint64_t watermark() const { return inflight_.empty() ? 0 : *inflight_.begin(); }
   void done(uint64_t txid, bool everywhere);
-  // Test only (TxnOptions::crash_point): whether this commit is the one to crash at `at`; the crash (SIGKILL).
+  // Test only (TxnTestFaults::crash_point): whether this commit is the one to crash at `at`; the crash (SIGKILL).
   bool crash_due(CrashPoint at, size_t lock_nodes);
   [[noreturn]] void crash(uint64_t txid);
 

@@ -33,13 +33,14 @@ ItemResult Participant::lock_one(uint64_t txid, const Item& it) {
 
 std::vector<ItemResult> Participant::lock(const Batch& b) {
   // The coordinator worker's transactions below its watermark have finished everywhere: forget their outcomes.
-  if (auto c = outcomes_.find(b.txid >> 32); c != outcomes_.end()) {
+  if (auto c = outcomes_.find(cluster::writer_origin(b.txid)); c != outcomes_.end()) {
     c->second.erase(c->second.begin(), c->second.lower_bound(b.watermark));
     if (c->second.empty()) outcomes_.erase(c);
   }
   std::vector<ItemResult> out;
   out.reserve(b.items.size());
-  if (remembered(b.txid) != nullptr || pending_.count(b.txid) != 0) {  // a recovery settled it: it never locks here
+  // A recovery settled it (it never locks here now), or a lock batch of it came already (a duplicate message).
+  if (remembered(b.txid) != nullptr || pending_.count(b.txid) != 0) {
     out.assign(b.items.size(), ItemResult{ItemStatus::kInvalid, 0});
     return out;
   }
@@ -145,7 +146,6 @@ bool Participant::unlock(const Batch& b) {
 
 TxnState Participant::query(uint64_t txid) {
   if (auto p = pending_.find(txid); p != pending_.end()) {
-    if (!p->second.fenced) ++stats_.fenced;
     p->second.fenced = true;
     if (p->second.applied) return TxnState::kApplied;
     return p->second.all_locked ? TxnState::kLocked : TxnState::kPartial;
@@ -158,7 +158,6 @@ TxnState Participant::query(uint64_t txid) {
 void Participant::finish_recovered(uint64_t txid, bool committed) {
   pending_.erase(txid);
   remember(txid, committed ? TxnState::kCommitted : TxnState::kAborted);
-  ++(committed ? stats_.recovered_commits : stats_.recovered_aborts);
 }
 
 void Participant::expire(Clock::time_point now) {
@@ -172,10 +171,6 @@ void Participant::expire(Clock::time_point now) {
 }
 
 bool Participant::logged_value(const Item& it, const Pending* pending, std::optional<std::string>* value) {
-  if ((it.flags & kHasValue) != 0) {  // it travels with the message
-    *value = it.value;
-    return true;
-  }
   if (pending != nullptr)
     for (const Item& l : pending->items)
       if (l.key == it.key && (l.flags & kHasValue) != 0) {
@@ -192,10 +187,12 @@ bool Participant::settled_by_recovery(uint64_t txid, std::unordered_map<uint64_t
   return remembered(txid) != nullptr;
 }
 
-void Participant::remember(uint64_t txid, TxnState s) { outcomes_[txid >> 32][txid] = Outcome{s, Clock::now()}; }
+void Participant::remember(uint64_t txid, TxnState s) {
+  outcomes_[cluster::writer_origin(txid)][txid] = Outcome{s, Clock::now()};
+}
 
 const TxnState* Participant::remembered(uint64_t txid) const {
-  auto c = outcomes_.find(txid >> 32);
+  auto c = outcomes_.find(cluster::writer_origin(txid));
   if (c == outcomes_.end()) return nullptr;
   auto e = c->second.find(txid);
   return e == c->second.end() ? nullptr : &e->second.state;

@@ -27,7 +27,6 @@ namespace rdx::txn::dandelion {
 
 struct ParticipantStats {
   uint64_t locks = 0, lock_conflicts = 0, validations = 0, validation_failures = 0;
-  uint64_t recovered_commits = 0, recovered_aborts = 0, fenced = 0;
 };
 
 // A transaction's locks at this participant, while its coordinator has not released them.
@@ -70,7 +69,7 @@ class Participant {
   ItemResult lock_one(uint64_t txid, const Item& it);
   ItemResult validate_one(uint64_t txid, const Item& it);
   void unlock_one(uint64_t txid, const Item& it, bool commit, const Pending* pending);
-  // The value of write `it`: carried by it, else logged with its lock (`pending`). False when neither.
+  // The value write `it` logged with its lock (`pending`); false when there is none.
   static bool logged_value(const Item& it, const Pending* pending, std::optional<std::string>* value);
   bool settled_by_recovery(uint64_t txid, std::unordered_map<uint64_t, Pending>::iterator p) const;
   void remember(uint64_t txid, TxnState s);
@@ -83,7 +82,7 @@ class Participant {
     TxnState state;
     Clock::time_point at;
   };
-  // By coordinator worker (txid >> 32: incarnation, node, worker), then txid: ordered, so a watermark trims a prefix.
+  // By coordinator worker (cluster::writer_origin), then txid: ordered, so a watermark trims a prefix.
   std::map<uint64_t, std::map<uint64_t, Outcome>> outcomes_;
   ParticipantStats stats_;
 };

@@ -3,13 +3,14 @@
 // fences the transaction there (the coordinator's later apply and unlock are refused), so the answers no longer
 // change through the coordinator, and every participant that asks decides the same:
 //   commit  if a participant committed it (its coordinator's unlock came before the fence), or the protocol's
-//           report point was reached everywhere: dnl2, a participant applied (the coordinator had decided and
+//           report point was reached: dnl2, a participant applied (the coordinator had decided and
 //           replicated); dnl1, every participant locked all it was asked (the coordinator may have reported then)
 //   abort   otherwise: the coordinator cannot have reported a commit (dnl4 reports after every unlock)
 // Then each applies the decision to its own keys through the replica log, as their primary, still holding the
 // locks: a commit writes the logged values with the versions the coordinator would have given them (the lock's
-// version + 1); an abort writes the current value again one version later, so that a copy of the aborted write a
-// backup may hold hidden (replicated before the coordinator died) is overwritten and never shown by a failover.
+// version + 1); an abort writes the current value again at the version after the aborted write's (the lock's + 2), so
+// that a copy of the aborted write a backup may hold hidden (replicated before the coordinator died) is overwritten and
+// never shown by a failover.
 #include <spdlog/spdlog.h>
 
 #include "cluster/lockword.h"
@@ -31,8 +32,6 @@ constexpr auto kStuck = std::chrono::seconds(2);
 constexpr auto kRetry = std::chrono::milliseconds(50);
 constexpr auto kAskTimeout = std::chrono::milliseconds(1000);
 constexpr auto kExpireEvery = std::chrono::seconds(1);
-
-uint16_t coordinator_of(uint64_t txid) { return static_cast<uint16_t>((txid >> 38) & 0x3ff); }
 
 const char* state_name(TxnState s) {
   switch (s) {
@@ -75,7 +74,7 @@ Task<void> Dandelion::recovery_loop() {
 // Lost: this worker's connection to it is down, or the failure detector suspects or excluded it (a kill, a pause,
 // a partition), or it has held these locks for too long. A coordinator on this node is never lost.
 bool Dandelion::coordinator_lost(uint64_t txid, const Pending& p, Participant::Clock::time_point now) {
-  const uint16_t c = coordinator_of(txid);
+  const uint16_t c = cluster::writer_node(txid);
   cluster::WorkerContext& ctx = env_.ctx;
   if (c == ctx.self() || c >= ctx.topology().nodes.size()) return false;
   if (now - p.since > kStuck) return true;
@@ -139,18 +138,18 @@ Task<void> Dandelion::recover(uint64_t txid) {
     // a coordinator and a participant primary lost together are not recovered yet, see the README).
     if (complete) {
       const bool commit =
-          !env_.options.recovery_always_aborts &&
+          !env_.options.faults.recovery_always_aborts &&
           (any_committed || (steps_.apply_in_replicate && any_applied) || (steps_.hold_at_backups && all_locked));
       const bool settled = co_await settle(txid, commit);
       if (settled) {
         spdlog::warn("dandelion: transaction {:#x} of lost coordinator {} {} here ({})", txid,
-                     t.nodes[coordinator_of(txid)].name, commit ? "committed" : "aborted", seen);
+                     t.nodes[cluster::writer_node(txid)].name, commit ? "committed" : "aborted", seen);
         co_return;
       }
     }
     if (attempt % 100 == 99)
       spdlog::error("dandelion: transaction {:#x} of lost coordinator {} is still undecided ({})", txid,
-                    t.nodes[coordinator_of(txid)].name, seen);
+                    t.nodes[cluster::writer_node(txid)].name, seen);
     co_await env_.ctx.sched().sleep_for(kRetry);
   }
 }
