@@ -137,6 +137,11 @@ Task<std::optional<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> un
 // looked lost) and decides it; the coordinator reports what it decided. kUnavailable when it does not say in time.
 Task<Outcome> Dandelion::outcome_from(uint16_t node, uint64_t txid) {
   for (int i = 0; i < 250; ++i) {
+    // A participant an epoch removed, or that every node excluded, will not say: the others decide without it.
+    const cluster::Topology& t = env_.ctx.topology();
+    if (t.nodes[node].role != cluster::Role::kData ||
+        env_.ctx.membership().member(node) == cluster::MemberState::kFailed)
+      co_return Outcome::kUnavailable;
     const std::optional<TxnState> s = co_await ask(node, txid);
     if (s == TxnState::kCommitted) co_return Outcome::kCommitted;
     if (s == TxnState::kAborted) co_return Outcome::kAborted;
