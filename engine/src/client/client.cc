@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "cluster/topology_change.h"
 #include "rpc/codec.h"
 
 namespace rdx::client {
@@ -23,7 +24,7 @@ Result<std::unique_ptr<ClientTransport>> ClientTransport::create(const cluster::
   std::random_device rd;
   cfg.node = static_cast<transport::NodeId>(transport::kFirstClientNode + rd() % 0x7fff);
   cfg.workers = threads;
-  cfg.epoch = topo.epoch;
+  cfg.epoch = cluster::restart_fingerprint(topo);  // as rdxd (cluster/topology_change.h)
   cfg.hugepages = false;
   cfg.max_packet = 64 * 1024;  // must match the nodes' transports
   cfg.device = topo.device;
@@ -41,7 +42,7 @@ Result<std::unique_ptr<Client>> Client::create(ClientTransport& ct, uint16_t thr
   c->ep_ = std::move(ep.value());
   const cluster::Topology& topo = ct.topology();
   rpc::RpcConfig rc;
-  rc.epoch = topo.epoch;
+  rc.epoch = cluster::restart_fingerprint(topo);
   rc.batching = topo.batching;
   rc.max_batch_bytes = topo.batch_max_bytes;
   rc.max_batch_messages = topo.batch_max_messages;

@@ -12,29 +12,36 @@ using rpc::Task;
 
 static_assert(kHeartbeat == msgs::kCluster.first);
 
-FailureDetector::FailureDetector(WorkerContext& ctx, std::function<void(uint16_t)> on_suspect)
-    : ctx_(ctx), on_suspect_(std::move(on_suspect)) {
-  for (uint16_t n : other_data_nodes(ctx.topology(), ctx.self())) peers_.push_back(Peer{n});
+FailureDetector::FailureDetector(WorkerContext& ctx, Hooks hooks)
+    : ctx_(ctx), hooks_(std::move(hooks)), peers_(kMaxNodes) {
+  for (size_t n = 0; n < peers_.size(); ++n) peers_[n].node = static_cast<uint16_t>(n);
 }
 
 Status FailureDetector::start() {
   return ctx_.rpc().on(kHeartbeat, [this](const rpc::Incoming& in) { serve(in); });
 }
 
-// A heartbeat from a data node gets a lease, unless this node excluded it or is about to: then "excluded".
+// A heartbeat from a data node gets a lease, unless this node excluded it or is about to: then "excluded". A
+// heartbeat carries the sender's epoch and every answer this node's: a node that learns a peer runs an older epoch
+// hands it the newer topology (on_older_peer), so an epoch spreads within a heartbeat, and a node this one's epoch
+// does not have yet (added by a newer one) is answered "not found" with the epoch, which makes it do so.
 void FailureDetector::serve(const rpc::Incoming& in) {
   const Topology& t = ctx_.topology();
-  if (!in.payload.empty() || in.peer_node >= t.nodes.size() || in.peer_node == ctx_.self() ||
-      t.nodes[in.peer_node].role != Role::kData)
-    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-  if (!ctx_.membership().leases().enabled()) return ctx_.rpc().respond(in.reply_to(), Code::kUnsupported);
+  rpc::Reader r(in.payload);
+  const auto epoch = r.get<uint32_t>();
+  if (!r.done() || in.peer_node == ctx_.self()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  rpc::Writer w;
+  w.put(t.epoch);
+  if (in.peer_node >= t.nodes.size() || t.nodes[in.peer_node].role != Role::kData)
+    return ctx_.rpc().respond(in.reply_to(), Code::kNotFound, w.span());
   const auto node = static_cast<uint16_t>(in.peer_node);
+  if (epoch < t.epoch) hooks_.on_older_peer(node);
+  if (!ctx_.membership().leases().enabled()) return ctx_.rpc().respond(in.reply_to(), Code::kUnsupported);
   Membership& m = ctx_.membership();
   const bool granted = m.grant_lease(node, Clock::now());
   // The answer carries this node's view of its own shard, so every node learns a failover (and a restarted one
   // learns the views it missed) within a heartbeat.
   const auto shard = static_cast<uint32_t>(t.nodes[ctx_.self()].shard);
-  rpc::Writer w;
   w.put(shard).put(m.view(shard).packed());
   ctx_.rpc().respond(in.reply_to(), granted ? Code::kOk : Code::kAborted, w.span());
 }
@@ -54,9 +61,22 @@ void FailureDetector::learn_view(uint16_t from, std::span<const std::byte> paylo
 Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
   Leases& leases = ctx_.membership().leases();
   const auto sent = Clock::now();
-  rpc::Response r = co_await ctx_.rpc().call(conn, kHeartbeat, {}, leases.duration());
+  rpc::Writer w;
+  w.put(ctx_.topology().epoch);
+  rpc::Response r = co_await ctx_.rpc().call(conn, kHeartbeat, w.span(), leases.duration());
   p.outstanding = false;
-  if (r.status != Code::kOk && r.status != Code::kAborted) co_return;  // silence: suspicion comes with time
+  rpc::Reader answer(rpc::as_bytes_of(r.payload));
+  const auto epoch = answer.get<uint32_t>();
+  if (!answer.ok()) co_return;  // silence (or garbage): suspicion comes with time
+  if (epoch < ctx_.topology().epoch) hooks_.on_older_peer(p.node);
+  if (r.status == Code::kNotFound && epoch > ctx_.topology().epoch) {
+    // The peer runs a newer epoch without this node (a new one added it, or removed this one): it is alive, and
+    // this node fetches that epoch instead of suspecting everybody that applied it.
+    p.last_answer = Clock::now();
+    hooks_.on_newer_peer(p.node);
+    co_return;
+  }
+  if (r.status != Code::kOk && r.status != Code::kAborted) co_return;
   p.last_answer = Clock::now();
   p.answered = true;
   if (p.suspected) {
@@ -64,7 +84,7 @@ Task<void> FailureDetector::beat(Peer& p, transport::ConnId conn) {
     ctx_.membership().set_suspected(p.node, false);
     spdlog::info("failure detector: {} answers again", ctx_.topology().nodes[p.node].name);
   }
-  if (!r.payload.empty()) learn_view(p.node, rpc::as_bytes_of(r.payload));
+  learn_view(p.node, answer.rest());
   if (r.status == Code::kOk) {
     leases.renew(p.node, sent);
   } else {
@@ -84,7 +104,9 @@ Task<void> FailureDetector::run() {
     // says nothing about them. Give them a fresh timeout instead of suspecting them all at once.
     const bool was_stalled = now - last_round > timeout / 2;
     last_round = now;
-    for (Peer& p : peers_) {
+    // The other data nodes of the current epoch (a node added later is heartbeaten from then on).
+    for (uint16_t n : other_data_nodes(ctx_.topology(), ctx_.self())) {
+      Peer& p = peers_[n];
       if (was_stalled && p.answered) p.last_answer = std::max(p.last_answer, now);
       if (!p.outstanding) {
         if (auto conn = ctx_.peer(p.node)) {
@@ -97,13 +119,20 @@ Task<void> FailureDetector::run() {
         ctx_.membership().set_suspected(p.node, true);
         spdlog::warn("failure detector: {} has not answered for {} ms; suspected", ctx_.topology().nodes[p.node].name,
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_answer).count());
-        on_suspect_(p.node);
+        hooks_.on_suspect(p.node);
       }
     }
     co_await ctx_.sched().sleep_for(every);
   }
   while (std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.outstanding; }))
     co_await ctx_.sched().sleep_for(every);  // the beats refer to peers_
+}
+
+void FailureDetector::forget(uint16_t node) {
+  Peer& p = peers_[node];
+  p.answered = false;
+  p.suspected = false;
+  ctx_.membership().set_suspected(node, false);
 }
 
 Task<bool> exclude_after_lease(WorkerContext& ctx, uint16_t node) {

@@ -19,15 +19,27 @@
 namespace rdx::cluster {
 
 inline constexpr rpc::MsgType kHeartbeat = 64;  // msgs::kCluster.at(0)
+// A newer epoch's topology file, handed to a node that runs an older one (one-way), and asked for by a node that
+// learned it runs an older one (server/worker.cc sends and serves both).
+inline constexpr rpc::MsgType kTopologyPush = 65;  // msgs::kCluster.at(1)
+inline constexpr rpc::MsgType kTopologyPull = 66;  // msgs::kCluster.at(2)
 
 class FailureDetector {
  public:
-  // `on_suspect(node)`: `node` has not answered for the timeout (called on this worker's thread, once per silence).
-  FailureDetector(WorkerContext& ctx, std::function<void(uint16_t)> on_suspect);
+  // What the detector tells its worker (on the worker's thread).
+  struct Hooks {
+    std::function<void(uint16_t)> on_suspect;     // the node has not answered for the timeout (once per silence)
+    std::function<void(uint16_t)> on_older_peer;  // the node runs an older topology epoch (its heartbeat or answer)
+    std::function<void(uint16_t)> on_newer_peer;  // the node runs a newer epoch, one without this node (its answer)
+  };
+  FailureDetector(WorkerContext& ctx, Hooks hooks);
   // Registers the heartbeat handler (every worker: a heartbeat is answered wherever it lands).
   Status start();
   // Worker 0: heartbeats until the node stops.
   rpc::Task<void> run();
+  // `node` left the cluster (a new epoch removed it): nothing is suspected of it, and if it comes back it starts
+  // as a node never heard.
+  void forget(uint16_t node);
 
  private:
   struct Peer {
@@ -43,8 +55,8 @@ class FailureDetector {
   void learn_view(uint16_t from, std::span<const std::byte> payload);
 
   WorkerContext& ctx_;
-  std::function<void(uint16_t)> on_suspect_;
-  std::vector<Peer> peers_;
+  Hooks hooks_;
+  std::vector<Peer> peers_;  // by node id, never resized (beats in flight refer to their Peer)
 };
 
 // Excludes `node` (marks it kFailed, so this node stops counting it as a replica) once no lease this node granted

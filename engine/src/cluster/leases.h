@@ -43,6 +43,13 @@ class Leases {
     for (auto& g : granted_until_) g.store(start_grant);
     recompute_held();
   }
+  // A new membership epoch: the other data nodes are now `peers`. A new one holds no lease from here until it
+  // heartbeats; its lease from here counts from its first answer. Call on the failure detector's thread (renewals).
+  void set_peers(std::vector<uint16_t> peers) {
+    peers_ = std::move(peers);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    recompute_held();
+  }
   bool enabled() const { return enabled_; }
   std::chrono::milliseconds duration() const { return duration_; }
 

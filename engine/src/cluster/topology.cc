@@ -112,7 +112,7 @@ Status parse_transport(const Reader& r, Topology& t) {
 Status parse_nodes(const Reader& r, Topology& t) {
   const json& arr = r.raw().contains("nodes") ? r.raw().at("nodes") : json();
   if (!arr.is_array() || arr.empty()) return error(Code::kInvalidArgument, "topology.nodes: must be a non-empty array");
-  if (arr.size() > 1024) return error(Code::kInvalidArgument, "topology.nodes: at most 1024 nodes");
+  if (arr.size() > kMaxNodes) return error(Code::kInvalidArgument, "topology.nodes: at most {} nodes", kMaxNodes);
   std::set<std::string> names;
   for (size_t i = 0; i < arr.size(); ++i) {
     Reader n(arr[i], fmt::format("topology.nodes[{}]", i));
@@ -253,15 +253,25 @@ Result<Topology> parse_topology(std::string_view text) {
   return t;
 }
 
-Result<Topology> load_topology(const std::string& path) {
+Result<std::string> read_topology_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return error(Code::kInvalidArgument, "cannot read topology file '{}'", path);
   std::stringstream ss;
   ss << in.rdbuf();
   if (ss.str().size() > (4u << 20)) return error(Code::kInvalidArgument, "topology file '{}' is over 4 MiB", path);
-  auto t = parse_topology(ss.str());
+  return ss.str();
+}
+
+Result<Topology> parse_topology_file(const std::string& path, std::string_view text) {
+  auto t = parse_topology(text);
   if (!t) return Status(t.status().code(), fmt::format("{}: {}", path, t.status().message()));
   return t;
+}
+
+Result<Topology> load_topology(const std::string& path) {
+  auto text = read_topology_file(path);
+  if (!text) return text.status();
+  return parse_topology_file(path, text.value());
 }
 
 }  // namespace rdx::cluster

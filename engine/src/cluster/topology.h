@@ -11,7 +11,12 @@
 
 namespace rdx::cluster {
 
-enum class Role : uint8_t { kData, kRo, kProxy };
+// Node ids are 10 bits wide where they travel (writer ids, cluster/worker_context.h).
+inline constexpr size_t kMaxNodes = 1024;
+
+// kRemoved: a data node a later epoch took out of the cluster (a running node keeps its slot, so node ids never
+// change meaning; it is in no shard and nothing counts it).
+enum class Role : uint8_t { kData, kRo, kProxy, kRemoved };
 
 struct NodeSpec {
   uint16_t id = 0;  // index in `nodes` (transport NodeId)
@@ -23,11 +28,13 @@ struct NodeSpec {
   uint16_t http_port = 9100;
   Role role = Role::kData;
   int shard = -1;  // data nodes: their shard
+  bool operator==(const NodeSpec&) const = default;
 };
 
 struct ShardSpec {
   uint32_t id = 0;
   std::vector<uint16_t> members;  // node ids; members[0] is the primary of view 0 (Membership has the current one)
+  bool operator==(const ShardSpec&) const = default;
 };
 
 // How data nodes notice each other's failure (cluster/failure_detector.h) and how long their leases last.
@@ -35,6 +42,7 @@ struct FailureDetection {
   bool enabled = true;
   uint32_t heartbeat_ms = 50;  // how often a node heartbeats every other data node
   uint32_t timeout_ms = 500;   // silence after which a node is suspected; also the lease a heartbeat grants
+  bool operator==(const FailureDetection&) const = default;
 };
 
 struct Topology {
@@ -65,6 +73,7 @@ struct Topology {
   // The primary a cluster starts with; the current one is Membership::primary (it changes on failover).
   uint16_t initial_primary(uint32_t shard) const { return shards[shard].members[0]; }
   std::vector<uint16_t> initial_primaries() const;
+  bool operator==(const Topology&) const = default;
 };
 
 // The data nodes of `t` other than `self` (every one coordinates writes and holds a shard).
@@ -74,6 +83,9 @@ size_t data_node_count(const Topology& t);
 inline size_t majority_of_data_nodes(const Topology& t) { return data_node_count(t) / 2 + 1; }
 
 Result<Topology> parse_topology(std::string_view json_text);
+// The file's contents (at most 4 MiB), and parse_topology with errors prefixed by the path; load_topology is both.
+Result<std::string> read_topology_file(const std::string& path);
+Result<Topology> parse_topology_file(const std::string& path, std::string_view text);
 Result<Topology> load_topology(const std::string& path);
 
 }  // namespace rdx::cluster

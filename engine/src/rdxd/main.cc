@@ -15,6 +15,7 @@
 #include "replication/replication.h"
 #include "resp/resp_frontend.h"
 #include "server/node.h"
+#include "server/topology_follower.h"
 #include "transport/transport.h"
 #include "txn/cc.h"
 #include "workload/workload.h"
@@ -159,7 +160,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto topo = rdx::cluster::load_topology(config);
+  auto topology_text = rdx::cluster::read_topology_file(config);
+  auto topo = topology_text ? rdx::cluster::parse_topology_file(config, topology_text.value())
+                            : rdx::Result<rdx::cluster::Topology>(topology_text.status());
   if (!topo) {
     spdlog::error("rdxd: invalid configuration: {}", topo.status().message());
     return 2;
@@ -200,15 +203,28 @@ int main(int argc, char** argv) {
     spdlog::error("rdxd: {}", node.status().message());
     return 2;
   }
+  node.value()->set_topology_text(topology_text.value());
   node.value()->add_service(rdx::resp::make_resp_service);
   node.value()->add_service(rdx::bench::make_bench_service);
   if (auto st = node.value()->start(); !st.is_ok()) {
     spdlog::error("rdxd: failed to start: {}", st.to_string());
     return 1;
   }
-  int sig = 0;
-  while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) node.value()->toggle_test_partition();
-  spdlog::info("rdxd: signal {} received, stopping", sig);
+  // Signals; a peer's newer topology every 100 ms, the file every second: a membership epoch is applied live.
+  rdx::server::TopologyFollower follower(*node.value(), config);
+  const timespec every{0, 100'000'000};
+  for (int round = 1;; ++round) {
+    const int sig = sigtimedwait(&set, nullptr, &every);
+    if (sig == SIGUSR1) {
+      node.value()->toggle_test_partition();
+    } else if (sig > 0) {
+      spdlog::info("rdxd: signal {} received, stopping", sig);
+      break;
+    } else if (follower.poll(round % 10 == 0) == rdx::server::TopologyFollower::Outcome::kRemoved) {
+      spdlog::info("rdxd: removed from the cluster, stopping");
+      break;
+    }
+  }
   node.value()->stop();
   spdlog::info("rdxd: stopped");
   return 0;

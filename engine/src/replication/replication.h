@@ -36,7 +36,6 @@ struct TestFaults {
 
 // What the node-wide part gets when the node starts.
 struct NodeEnv {
-  const cluster::Topology& topology;
   uint16_t self;
   cluster::Membership& membership;
   rpc::MsgRange msgs;  // this protocol's message types (its registry line)
@@ -66,7 +65,11 @@ class ReplicationProtocol {
   virtual void on_peer_lost(uint16_t node) = 0;  // this worker's connection to `node` broke
   virtual void on_peer_back(uint16_t node) = 0;  // it is up again
   virtual void on_membership_change() = 0;       // Membership's generation changed (any worker or message did it)
-  virtual void tick() = 0;                       // about every 100 ms
+  // This worker adopted a new epoch (ctx.topology() is new): data nodes were added (excluded until they join, as a
+  // restarted node is) or removed (Role::kRemoved: excluded already; a shard whose primary was removed needs
+  // another).
+  virtual void on_topology_change() = 0;
+  virtual void tick() = 0;  // about every 100 ms
 
   // The protocol's transaction log when it carries transactions (the registry line says so), else null.
   virtual cluster::ReplicaLog* replica_log() = 0;

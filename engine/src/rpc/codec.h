@@ -61,6 +61,10 @@ class Reader {
     return s;
   }
   bool ok() const { return ok_; }
+  // What is left to read (a part another reader decodes).
+  std::span<const std::byte> rest() const {
+    return ok_ ? std::span<const std::byte>(p_, left_) : std::span<const std::byte>();
+  }
   // True if everything was consumed without error (trailing bytes are a malformed message).
   bool done() const { return ok_ && left_ == 0; }
 

@@ -4,17 +4,20 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "cluster/msg_ids.h"
+#include "cluster/topology_change.h"
 #include "server/worker.h"
 
 namespace rdx::server {
 
 Node::Node(cluster::Topology topo, NodeOptions opts, uint16_t self)
-    : topo_(std::move(topo)),
-      opts_(std::move(opts)),
+    : opts_(std::move(opts)),
       self_(self),
-      membership_(std::make_unique<cluster::Membership>(topo_.nodes.size(), topo_.workers, topo_.initial_primaries())) {
+      membership_(std::make_unique<cluster::Membership>(cluster::kMaxNodes, topo.workers, topo.initial_primaries())) {
+  epochs_.push_back(std::make_unique<const cluster::Topology>(std::move(topo)));
+  topology_.store(epochs_.back().get(), std::memory_order_release);
 }
 
 Node::~Node() { stop(); }
@@ -73,21 +76,22 @@ Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions o
   n->replication_entry_ = rep.value();
   n->cc_ = cc.value();
   n->primitives_ = std::move(prims.value());
-  n->txn_options_.local_backup_reads = n->topo_.local_backup_reads;
-  n->txn_options_.ht_batching = n->topo_.ht_batching;
+  const cluster::Topology& t = n->topology();
+  n->txn_options_.local_backup_reads = t.local_backup_reads;
+  n->txn_options_.ht_batching = t.ht_batching;
   n->txn_options_.faults = n->opts_.txn_faults;
-  n->membership_->leases().configure(n->topo_.failure.enabled, std::chrono::milliseconds(n->topo_.failure.timeout_ms),
-                                     cluster::other_data_nodes(n->topo_, n->self_),
-                                     n->opts_.faults.reads_without_lease);
-  n->replication_ = rep.value()->make(replication::NodeEnv{n->topo_, n->self_, *n->membership_, rep.value()->msgs,
-                                                           n->topo_.local_backup_reads, n->opts_.faults});
+  n->membership_->leases().configure(t.failure.enabled, std::chrono::milliseconds(t.failure.timeout_ms),
+                                     cluster::other_data_nodes(t, n->self_), n->opts_.faults.reads_without_lease);
+  n->replication_ = rep.value()->make(
+      replication::NodeEnv{n->self_, *n->membership_, rep.value()->msgs, t.local_backup_reads, n->opts_.faults});
   return n;
 }
 
 Status Node::start() {
   const cluster::NodeSpec& me = spec();
+  const cluster::Topology& topo = topology();
   RDX_RETURN_IF_ERROR(load_password());
-  auto arena = MemoryBlock::allocate(size_t{topo_.memory_mb} << 20, topo_.hugepages);
+  auto arena = MemoryBlock::allocate(size_t{topo.memory_mb} << 20, topo.hugepages);
   if (!arena) return arena.status();
   arena_ = std::move(arena.value());
   spdlog::info("node {}: store arena {} MiB on {} pages", me.name, arena_.size() >> 20,
@@ -99,16 +103,16 @@ Status Node::start() {
   table_ = std::move(table.value());
 
   transport::TransportConfig cfg;
-  cfg.kind = topo_.transport;
+  cfg.kind = topo.transport;
   cfg.node = self_;
   cfg.listen_host = opts_.listen_host;
   cfg.listen_port = me.port;
-  cfg.workers = static_cast<uint16_t>(topo_.workers);
-  cfg.epoch = topo_.epoch;
-  cfg.hugepages = topo_.hugepages;
-  cfg.device = topo_.device;
-  cfg.gid_index = topo_.gid_index;
-  cfg.rdma_interface = topo_.rdma_interface;
+  cfg.workers = static_cast<uint16_t>(topo.workers);
+  cfg.epoch = cluster::restart_fingerprint(topo);  // nodes of two membership epochs talk (topology_change.h)
+  cfg.hugepages = topo.hugepages;
+  cfg.device = topo.device;
+  cfg.gid_index = topo.gid_index;
+  cfg.rdma_interface = topo.rdma_interface;
   cfg.rdma_addr = me.rdma_addr;
   cfg.max_packet = 64 * 1024;  // large single messages (values) travel alone; small ones batch up to the batch cap
   auto t = transport::make_transport(cfg);
@@ -117,7 +121,7 @@ Status Node::start() {
   started_ = true;  // from here on, a failed start is undone by stop() (workers may be running)
   RDX_RETURN_IF_ERROR(transport_->register_region(kStoreRegion, arena_.data(), arena_.size()));
 
-  for (uint16_t w = 0; w < topo_.workers; ++w) {
+  for (uint16_t w = 0; w < topo.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(*this, w));
     RDX_RETURN_IF_ERROR(workers_.back()->start());
   }
@@ -130,13 +134,42 @@ Status Node::start() {
   http_.route("/metrics", [this] { return HttpResponse{200, "text/plain; version=0.0.4", metrics_.render()}; });
   RDX_RETURN_IF_ERROR(http_.start(opts_.http_host, me.http_port));
   spdlog::info("node {} ({} of {}): {} transport on port {}, {} workers, http on {}, replication {}, transactions {}",
-               me.name, self_, topo_.nodes.size(), topo_.transport, transport_->listen_port(), topo_.workers,
-               http_.port(), topo_.replication, topo_.txn_protocol);
+               me.name, self_, topo.nodes.size(), topo.transport, transport_->listen_port(), topo.workers, http_.port(),
+               topo.replication, topo.txn_protocol);
   return Status::ok();
 }
 
+Result<bool> Node::apply_topology(const cluster::Topology& next) {
+  std::lock_guard<std::mutex> lk(apply_mu_);
+  const cluster::Topology& running = topology();
+  auto planned = cluster::plan_topology_change(running, next, self_);
+  if (!planned) return planned.status();
+  cluster::TopologyChange& change = planned.value();
+  if (change.self_removed) return true;
+  // A removed node may still read its copy under a lease granted here: no new grants, and it is cut off (no more
+  // writes from here) only once the last grant has ended, as in any exclusion (cluster/leases.h).
+  for (uint16_t n : change.removed) membership_->leases().revoke(n);
+  for (uint16_t n : change.removed)
+    while (membership_->try_exclude(n, std::chrono::steady_clock::now()) == cluster::Membership::Exclusion::kWait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // A new node holds nothing yet: excluded until it joins (recovery copies its shard while it takes new writes).
+  for (uint16_t n : change.added) membership_->set_member(n, cluster::MemberState::kFailed);
+  auto names = [&](const std::vector<uint16_t>& ids) {
+    std::string out;
+    for (uint16_t n : ids) out += fmt::format("{}{}", out.empty() ? "" : ", ", change.merged.nodes[n].name);
+    return out.empty() ? std::string("none") : out;
+  };
+  spdlog::info("node {}: epoch {} -> {} applied without a restart: added [{}], removed [{}]", spec().name,
+               running.epoch, change.merged.epoch, names(change.added), names(change.removed));
+  epochs_.push_back(std::make_unique<const cluster::Topology>(std::move(change.merged)));
+  topology_.store(epochs_.back().get(), std::memory_order_release);
+  topology_changes_.fetch_add(1, std::memory_order_acq_rel);
+  return false;
+}
+
 void Node::toggle_test_partition() {
-  const cluster::NodeSpec* peer = topo_.find_node(opts_.test_partition_peer);
+  const cluster::Topology& topo = topology();
+  const cluster::NodeSpec* peer = topo.find_node(opts_.test_partition_peer);
   if (peer == nullptr) return;
   const bool on = partitioned_from_.load() != peer->id;
   partitioned_from_.store(on ? peer->id : -1);
@@ -156,20 +189,22 @@ void Node::stop() {
 
 // The Redis password: $RDX_PASSWORD, else the first line of auth.password_file (so it can come from a Secret).
 Status Node::load_password() {
+  const cluster::Topology& topo = topology();
   if (const char* env = std::getenv("RDX_PASSWORD"); env != nullptr && *env != '\0') {
     password_ = env;
     return Status::ok();
   }
-  if (topo_.password_file.empty()) return Status::ok();
-  std::ifstream in(topo_.password_file);
-  if (!in) return error(Code::kInvalidArgument, "auth.password_file '{}' cannot be read", topo_.password_file);
+  if (topo.password_file.empty()) return Status::ok();
+  std::ifstream in(topo.password_file);
+  if (!in) return error(Code::kInvalidArgument, "auth.password_file '{}' cannot be read", topo.password_file);
   std::getline(in, password_);
   while (!password_.empty() && (password_.back() == '\r' || password_.back() == ' ')) password_.pop_back();
-  if (password_.empty()) return error(Code::kInvalidArgument, "auth.password_file '{}' is empty", topo_.password_file);
+  if (password_.empty()) return error(Code::kInvalidArgument, "auth.password_file '{}' is empty", topo.password_file);
   return Status::ok();
 }
 
 std::string Node::info_text() const {
+  const cluster::Topology& topo = topology();
   store::TableStats ts = table_->stats();
   return fmt::format(
       "# Server\r\nrdx_version:0.1.0\r\nredis_version:7.0.0\r\nrdx_cluster:{}\r\nrdx_node:{}\r\nrdx_epoch:{}\r\n"
@@ -177,9 +212,9 @@ std::string Node::info_text() const {
       "\r\n# Replication\r\nrole:{}\r\nrdx_in_sync:{}\r\n"
       "\r\n# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\n"
       "\r\n# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
-      topo_.cluster, spec().name, topo_.epoch, topo_.transport, topo_.replication, topo_.txn_protocol,
-      topo_.shards.size(), topo_.nodes.size(), is_primary() ? "master" : "slave", membership_->in_sync() ? 1 : 0,
-      ts.arena_used, ts.arena_size, ts.keys);
+      topo.cluster, spec().name, topo.epoch, topo.transport, topo.replication, topo.txn_protocol, topo.shards.size(),
+      cluster::data_node_count(topo), is_primary() ? "master" : "slave", membership_->in_sync() ? 1 : 0, ts.arena_used,
+      ts.arena_size, ts.keys);
 }
 
 bool Node::is_primary() const {
@@ -196,13 +231,14 @@ bool Node::ready() const {
 }
 
 std::string Node::readiness_detail() const {
+  const cluster::Topology& topo = topology();
   std::string s = fmt::format("node {} in_sync={}", spec().name, membership_->in_sync());
   if (!membership_->in_sync()) s += fmt::format(" replication=[{}]", replication_->recovery_state());
   // What the failure detector suspects; a suspected primary of this node's shard means the shard takes no writes.
   std::string suspected;
-  for (uint16_t n : cluster::other_data_nodes(topo_, self_)) {
+  for (uint16_t n : cluster::other_data_nodes(topo, self_)) {
     if (!membership_->suspected(n)) continue;
-    const cluster::NodeSpec& ns = topo_.nodes[n];
+    const cluster::NodeSpec& ns = topo.nodes[n];
     const bool primary = membership_->primary(static_cast<uint32_t>(ns.shard)) == n;
     suspected += fmt::format("{}{}{}", suspected.empty() ? "" : ", ", ns.name,
                              primary ? fmt::format(" (primary of shard {})", ns.shard) : "");
@@ -213,6 +249,7 @@ std::string Node::readiness_detail() const {
           ns.shard, ns.name);
   }
   if (!suspected.empty()) s += fmt::format(" suspected=[{}]", suspected);
+  if (std::string why = topology_refusal(); !why.empty()) s += fmt::format(" topology_refused=[{}]", why);
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerSnapshot w = workers_[i]->snapshot();
     s += fmt::format(" worker{}_peers_up={}", i, w.peers_up);
@@ -223,10 +260,16 @@ std::string Node::readiness_detail() const {
 
 void Node::register_metrics() {
   metrics_.add([this](metrics::Writer& w) {
-    metrics::Labels base{{"cluster", topo_.cluster}, {"node", spec().name}};
+    const cluster::Topology& topo = topology();
+    metrics::Labels base{{"cluster", topo.cluster}, {"node", spec().name}};
     w.gauge("rdx_ready", "1 when the node serves (in sync and connected to every primary).", ready() ? 1 : 0, base);
     w.gauge("rdx_in_sync", "1 when this node's copy of its shard is complete.", membership_->in_sync() ? 1 : 0, base);
-    w.gauge("rdx_epoch", "Configuration epoch.", topo_.epoch, base);
+    w.gauge("rdx_epoch", "The topology epoch this node runs (a membership epoch is applied without a restart).",
+            topo.epoch, base);
+    w.gauge("rdx_topology_refused",
+            "1 when the topology file holds an epoch this node did not apply (it changes what needs a restart, or "
+            "is invalid; /readyz says why).",
+            topology_refusal().empty() ? 0 : 1, base);
     if (spec().role == cluster::Role::kData) {
       const cluster::ShardView v = membership_->view(static_cast<uint32_t>(spec().shard));
       w.gauge("rdx_shard_view", "The view of this node's shard (one more per failover).", static_cast<double>(v.view),
@@ -243,10 +286,10 @@ void Node::register_metrics() {
     w.gauge("rdx_store_arena_used_bytes", "Arena bytes in use.", static_cast<double>(ts.arena_used), base);
     w.gauge("rdx_store_arena_bytes", "Arena size.", static_cast<double>(ts.arena_size), base);
     w.counter("rdx_store_resizes_total", "Index growths.", static_cast<double>(ts.resizes), base);
-    for (size_t n = 0; n < topo_.nodes.size(); ++n) {
-      if (n == self_ || topo_.nodes[n].shard != spec().shard) continue;
+    for (size_t n = 0; n < topo.nodes.size(); ++n) {
+      if (n == self_ || topo.nodes[n].shard != spec().shard) continue;
       metrics::Labels l = base;
-      l.emplace_back("replica", topo_.nodes[n].name);
+      l.emplace_back("replica", topo.nodes[n].name);
       w.gauge("rdx_replica_excluded", "1 if this node excluded the replica (unreachable, so it missed writes).",
               membership_->member(static_cast<uint16_t>(n)) == cluster::MemberState::kFailed ? 1 : 0, l);
     }
@@ -254,9 +297,9 @@ void Node::register_metrics() {
     w.gauge("rdx_read_lease_held",
             "1 when this node holds a lease from every other data node (a backup reads its own copy only then).",
             leases.held(std::chrono::steady_clock::now()) ? 1 : 0, base);
-    for (uint16_t n : cluster::other_data_nodes(topo_, self_)) {
+    for (uint16_t n : cluster::other_data_nodes(topo, self_)) {
       metrics::Labels l = base;
-      l.emplace_back("peer", topo_.nodes[n].name);
+      l.emplace_back("peer", topo.nodes[n].name);
       w.counter("rdx_failure_suspicions_total",
                 "Times the failure detector suspected the peer (silent for the timeout).",
                 static_cast<double>(membership_->suspicions(n)), l);
@@ -269,7 +312,7 @@ void Node::register_metrics() {
       WorkerSnapshot s = workers_[i]->snapshot();
       metrics::Labels l = base;
       l.emplace_back("worker", std::to_string(i));
-      l.emplace_back("transport", topo_.transport);
+      l.emplace_back("transport", topo.transport);
       const auto& t = s.transport;
       w.counter("rdx_transport_packets_sent_total", "Packets sent.", static_cast<double>(t.packets_sent), l);
       w.counter("rdx_transport_packets_received_total", "Packets received.", static_cast<double>(t.packets_received),

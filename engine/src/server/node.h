@@ -2,8 +2,11 @@
 // One rdxd process: the topology, the transport, the store (one arena, registered for one-sided access), the node's
 // membership view, the node-wide part of its replication protocol, the worker threads (each with the protocols'
 // per-worker parts and the services main() plugged in) and the HTTP endpoint (/metrics, /healthz, /readyz).
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/membership.h"
@@ -50,9 +53,46 @@ class Node {
   bool is_primary() const;
   std::string readiness_detail() const;
 
-  const cluster::Topology& topology() const { return topo_; }
+  // The topology of the newest epoch this node applied. Every epoch's topology lives as long as the node, so a
+  // reference stays valid (workers adopt a new one on their next tick; coroutines may hold an older one).
+  const cluster::Topology& topology() const { return *topology_.load(std::memory_order_acquire); }
+  // How many epochs this node applied since it started (workers compare it to adopt a new topology).
+  uint64_t topology_changes() const { return topology_changes_.load(std::memory_order_acquire); }
+  // Applies a newer epoch of the topology without restarting (cluster/topology_change.h): new data nodes are
+  // excluded until they join; a removed one is cut off once the leases this node granted it have ended (this call
+  // waits for that, up to a lease). Returns whether this node itself was removed (the caller stops it); an error
+  // when the epoch cannot be applied live (nothing changes then).
+  Result<bool> apply_topology(const cluster::Topology& next);
+  // The topology file's text of the running epoch (handed to a peer that runs an older one), and the texts peers
+  // handed this node (TopologyFollower applies the newest).
+  void set_topology_text(std::string text) {
+    std::lock_guard<std::mutex> lk(text_mu_);
+    topology_text_ = std::move(text);
+  }
+  std::string topology_text() const {
+    std::lock_guard<std::mutex> lk(text_mu_);
+    return topology_text_;
+  }
+  void offer_topology(std::string text) {
+    std::lock_guard<std::mutex> lk(text_mu_);
+    offered_topology_ = std::move(text);
+  }
+  std::string take_offered_topology() {
+    std::lock_guard<std::mutex> lk(text_mu_);
+    return std::exchange(offered_topology_, {});
+  }
+  // Why the newest topology file was not applied ("" when it was): /readyz and the rdx_topology_refused metric
+  // show it (TopologyFollower sets it).
+  void set_topology_refusal(std::string why) {
+    std::lock_guard<std::mutex> lk(refusal_mu_);
+    topology_refusal_ = std::move(why);
+  }
+  std::string topology_refusal() const {
+    std::lock_guard<std::mutex> lk(refusal_mu_);
+    return topology_refusal_;
+  }
   uint16_t self() const { return self_; }
-  const cluster::NodeSpec& spec() const { return topo_.nodes[self_]; }
+  const cluster::NodeSpec& spec() const { return topology().nodes[self_]; }
   transport::Transport& transport() { return *transport_; }
   store::HashTable& table() { return *table_; }
   cluster::Membership& membership() { return *membership_; }
@@ -77,7 +117,16 @@ class Node {
   void register_metrics();
   Status load_password();
 
-  cluster::Topology topo_;
+  // Every epoch applied, oldest first (the last is the current one, also in topology_).
+  std::vector<std::unique_ptr<const cluster::Topology>> epochs_;
+  std::atomic<const cluster::Topology*> topology_{nullptr};
+  std::atomic<uint64_t> topology_changes_{0};
+  std::mutex apply_mu_;  // one apply_topology at a time
+  mutable std::mutex text_mu_;
+  std::string topology_text_;
+  std::string offered_topology_;
+  mutable std::mutex refusal_mu_;
+  std::string topology_refusal_;
   NodeOptions opts_;
   std::atomic<int32_t> partitioned_from_{-1};
   uint16_t self_;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cluster/kv_api.h"
+#include "cluster/topology_change.h"
 #include "common/thread.h"
 #include "rpc/codec.h"
 #include "server/node.h"
@@ -20,9 +21,10 @@ constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
 constexpr uint32_t kWarnEveryAttempts = 30;  // at the 1 s backoff cap: about a warning every 30 s per peer
 constexpr int kIdleSpins = 64;               // empty loop iterations before the worker blocks on its fds
+constexpr size_t kMaxTopologyPush = 60000;   // a topology handed to a peer travels in one message (max_packet 64 KiB)
 }  // namespace
 
-Worker::Worker(Node& node, uint16_t index) : node_(node), index_(index) {}
+Worker::Worker(Node& node, uint16_t index) : node_(node), index_(index), topology_(&node.topology()) {}
 
 Worker::~Worker() {
   request_stop();
@@ -30,7 +32,7 @@ Worker::~Worker() {
 }
 
 store::HashTable& Worker::table() { return node_.table(); }
-const cluster::Topology& Worker::topology() const { return node_.topology(); }
+const cluster::Topology& Worker::topology() const { return *topology_; }
 uint16_t Worker::self() const { return node_.self(); }
 cluster::Membership& Worker::membership() { return node_.membership(); }
 
@@ -83,9 +85,11 @@ Status Worker::init_in_thread() {
   auto ep = node_.transport().create_endpoint(index_);
   if (!ep) return ep.status();
   ep_ = std::move(ep.value());
-  const cluster::Topology& t = node_.topology();
+  topology_changes_ = node_.topology_changes();  // (before reading the topology: a change meanwhile is seen later)
+  topology_ = &node_.topology();
+  const cluster::Topology& t = *topology_;
   rpc::RpcConfig rc;
-  rc.epoch = t.epoch;
+  rc.epoch = cluster::restart_fingerprint(t);  // nodes of two membership epochs talk (cluster/topology_change.h)
   rc.batching = t.batching;
   rc.max_batch_bytes = t.batch_max_bytes;
   rc.max_batch_messages = t.batch_max_messages;
@@ -98,8 +102,10 @@ Status Worker::init_in_thread() {
   membership_gen_ = membership().generation();
   replication_ = node_.replication().make_worker(*this);
   RDX_RETURN_IF_ERROR(replication_->start());
-  failure_detector_ =
-      std::make_unique<cluster::FailureDetector>(*this, [this](uint16_t n) { replication_->on_peer_lost(n); });
+  failure_detector_ = std::make_unique<cluster::FailureDetector>(
+      *this, cluster::FailureDetector::Hooks{[this](uint16_t n) { replication_->on_peer_lost(n); },
+                                             [this](uint16_t n) { hand_topology_to(n); },
+                                             [this](uint16_t n) { rpc::spawn(fetch_topology_from(n)); }});
   RDX_RETURN_IF_ERROR(failure_detector_->start());
   if (const txn::CcEntry* cc = node_.cc()) {
     txn_ = std::make_unique<txn::TxnServiceImpl>(*this, *replication_->replica_log(), *cc, node_.primitives(),
@@ -107,6 +113,17 @@ Status Worker::init_in_thread() {
     RDX_RETURN_IF_ERROR(txn_->start());
   }
   RDX_RETURN_IF_ERROR(register_client_api());
+  RDX_RETURN_IF_ERROR(rpc_->on(cluster::kTopologyPush, [this](const rpc::Incoming& in) {
+    // (One-way; the follower validates the text as it does the file's.)
+    if (in.payload.empty() || in.payload.size() > kMaxTopologyPush) return;
+    node_.offer_topology(std::string(reinterpret_cast<const char*>(in.payload.data()), in.payload.size()));
+  }));
+  RDX_RETURN_IF_ERROR(rpc_->on(cluster::kTopologyPull, [this](const rpc::Incoming& in) {
+    const std::string text = node_.topology_text();
+    if (!in.payload.empty() || text.empty() || text.size() > kMaxTopologyPush)
+      return rpc_->respond(in.reply_to(), Code::kUnavailable);
+    rpc_->respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(text));
+  }));
   if (index_ == 0) {
     rpc::spawn(replication_->recover());
     if (t.failure.enabled && node_.spec().role == cluster::Role::kData) rpc::spawn(failure_detector_->run());
@@ -123,12 +140,12 @@ Status Worker::init_in_thread() {
 
 // Every worker coordinates transactions, and coordinators talk to primaries and backups directly.
 bool Worker::needs_peer(uint16_t n) const {
-  const cluster::Topology& t = node_.topology();
+  const cluster::Topology& t = topology();
   return n != self() && t.nodes[n].role == cluster::Role::kData;
 }
 
 void Worker::connect_peers() {
-  const cluster::Topology& t = node_.topology();
+  const cluster::Topology& t = topology();
   auto now = Clock::now();
   bool all_up = true;
   std::string waiting;
@@ -162,12 +179,65 @@ void Worker::note_connect_failure(uint16_t node, std::string why) {
   p.backoff = std::min(p.backoff * 2, kMaxBackoff);
   ++p.failed_attempts;
   p.last_error = std::move(why);
-  const std::string& name = node_.topology().nodes[node].name;
+  const std::string& name = topology().nodes[node].name;
   if (p.failed_attempts % kWarnEveryAttempts == 0)
     spdlog::warn("worker {}: still cannot connect to {} after {} attempts: {}", index_, name, p.failed_attempts,
                  p.last_error);
   else
     spdlog::debug("worker {}: connect to {} failed: {}", index_, name, p.last_error);
+}
+
+// `node` runs an older epoch (its heartbeat or answer said so): hand it this node's topology file, at most twice a
+// second per peer (it applies it within 100 ms; TopologyFollower).
+void Worker::hand_topology_to(uint16_t node) {
+  auto now = Clock::now();
+  auto& last = last_handed_[node];
+  if (now - last < std::chrono::milliseconds(500)) return;
+  last = now;
+  auto conn = peer(node);
+  const std::string text = node_.topology_text();
+  if (!conn || text.empty()) return;
+  if (text.size() > kMaxTopologyPush) {
+    spdlog::warn("worker {}: the topology file ({} bytes) is too large to hand to {}; it reads its own copy", index_,
+                 text.size(), topology().nodes[node].name);
+    return;
+  }
+  (void)rpc_->send_oneway(*conn, cluster::kTopologyPush, rpc::as_bytes_of(text));
+}
+
+// `node` runs a newer epoch that does not have this node: ask it for its topology file (at most twice a second).
+Task<void> Worker::fetch_topology_from(uint16_t node) {
+  auto now = Clock::now();
+  auto& last = last_fetched_[node];
+  if (now - last < std::chrono::milliseconds(500)) co_return;
+  last = now;
+  auto conn = peer(node);
+  if (!conn) co_return;
+  rpc::Response r = co_await rpc_->call(*conn, cluster::kTopologyPull, {});
+  if (r.status == Code::kOk && !r.payload.empty() && r.payload.size() <= kMaxTopologyPush)
+    node_.offer_topology(std::string(r.payload));
+}
+
+// A new epoch the node applied (Node::apply_topology): this worker uses it from now on. Connections to removed
+// nodes close; the failure detector, the leases and the protocols learn who is a data node now.
+void Worker::adopt_topology() {
+  const uint64_t changes = node_.topology_changes();
+  if (changes == topology_changes_) return;
+  topology_changes_ = changes;
+  const cluster::Topology& old = *topology_;
+  topology_ = &node_.topology();
+  const cluster::Topology& t = *topology_;
+  peers_.resize(t.nodes.size());
+  for (uint16_t n = 0; n < old.nodes.size(); ++n) {
+    if (old.nodes[n].role != cluster::Role::kData || t.nodes[n].role == cluster::Role::kData) continue;
+    if (peers_[n].conn) ep_->disconnect(*peers_[n].conn);
+    peers_[n] = Peer{};
+    if (index_ == 0) failure_detector_->forget(n);
+  }
+  // The leases' peers change on the failure detector's thread (it renews them).
+  if (index_ == 0) membership().leases().set_peers(cluster::other_data_nodes(t, self()));
+  replication_->on_topology_change();
+  spdlog::info("worker {}: epoch {} adopted", index_, t.epoch);
 }
 
 void Worker::on_conn_event(const transport::Completion& c) {
@@ -180,7 +250,7 @@ void Worker::on_conn_event(const transport::Completion& c) {
       p.backoff = std::chrono::milliseconds(50);
       p.failed_attempts = 0;
       p.last_error.clear();
-      spdlog::info("worker {}: connected to {}", index_, node_.topology().nodes[n].name);
+      spdlog::info("worker {}: connected to {}", index_, topology().nodes[n].name);
       replication_->on_peer_back(n);
     } else if (c.kind == transport::CompletionKind::kConnDown) {
       bool was_up = p.up;
@@ -192,7 +262,7 @@ void Worker::on_conn_event(const transport::Completion& c) {
       }
       p.next_attempt = Clock::now() + p.backoff;
       p.backoff = std::min(p.backoff * 2, kMaxBackoff);
-      spdlog::warn("worker {}: lost connection to {}", index_, node_.topology().nodes[n].name);
+      spdlog::warn("worker {}: lost connection to {}", index_, topology().nodes[n].name);
       replication_->on_peer_lost(n);
     }
     return;
@@ -302,6 +372,7 @@ void Worker::run() {
     auto now = Clock::now();
     if (now >= next_tick) {
       next_tick = now + kTick;
+      adopt_topology();
       connect_peers();
       if (uint64_t gen = membership().generation(); gen != membership_gen_) {
         membership_gen_ = gen;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster/failure_detector.h"
@@ -74,6 +75,9 @@ class Worker final : public cluster::WorkerContext {
   void run();
   Status init_in_thread();
   void connect_peers();
+  void adopt_topology();
+  void hand_topology_to(uint16_t node);
+  rpc::Task<void> fetch_topology_from(uint16_t node);
   void on_conn_event(const transport::Completion& c);
   void note_connect_failure(uint16_t node, std::string why);
   Status register_client_api();
@@ -104,6 +108,10 @@ class Worker final : public cluster::WorkerContext {
   std::vector<std::unique_ptr<Service>> services_;
   std::vector<Peer> peers_;  // by node id
   uint64_t membership_gen_ = 0;
+  const cluster::Topology* topology_;  // the epoch this worker runs (Node::topology is the newest)
+  uint64_t topology_changes_ = 0;      // Node::topology_changes when it was adopted
+  std::unordered_map<uint16_t, std::chrono::steady_clock::time_point> last_handed_;   // hand_topology_to, per peer
+  std::unordered_map<uint16_t, std::chrono::steady_clock::time_point> last_fetched_;  // fetch_topology_from
 
   WorkerSnapshot live_;  // owned by the worker thread
   mutable std::mutex snap_mu_;

@@ -112,6 +112,17 @@ class Cluster:
                 raise AssertionError(f"none of {nodes} says it is the primary")
             time.sleep(0.05)
 
+    def add(self, shard=0, wait=True):
+        """A new node joins `shard`: the next membership epoch (the running nodes apply it live), then the node
+        starts. Returns its name."""
+        p = run([sys.executable, RDX_LOCAL, "add", "--dir", self.dir, "--shard", str(shard), "--bin", BIN]
+                + ([] if wait else ["--no-wait"]), timeout=90)
+        return p.stdout.strip().splitlines()[-1]
+
+    def remove(self, name):
+        """The next membership epoch without `name` (the last node); returns once it stopped itself."""
+        run([sys.executable, RDX_LOCAL, "remove", "--dir", self.dir, "--node", name], timeout=60)
+
     def pid(self, name):
         with open(os.path.join(self.dir, "pids.json")) as f:
             return json.load(f).get(name)

@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 
 from conftest import BIN, wait_until
-from wire import RPC_MESSAGE, RPC_PACKET, frame, free_ports, handshake
+from wire import RPC_MESSAGE, RPC_PACKET, frame, free_ports, handshake, wire_epoch
 
 RDXD = os.path.join(BIN, "rdxd")
 
@@ -107,14 +107,14 @@ def test_truncated_oversized_and_garbage_messages_are_rejected(cluster):
     # Garbage inside a valid frame: an RPC packet with a bad magic, then one whose message lies about its length.
     s, _ = handshake(port)
     s.sendall(frame(32, 1, b"\xde\xad" * 16))
-    s.sendall(frame(48, 1, struct.pack(RPC_PACKET, 0x52504331, 1, 1, 0, 48) + struct.pack(RPC_MESSAGE, 1, 1, 0, 9999, 7)
+    s.sendall(frame(48, 1, struct.pack(RPC_PACKET, 0x52504331, wire_epoch(port), 1, 0, 48) + struct.pack(RPC_MESSAGE, 1, 1, 0, 9999, 7)
                     + b"x" * 16))
     # Truncated: a frame that promises 100 bytes and stops at 10.
     s2, _ = handshake(port)
     s2.sendall(frame(100, 1, b"x" * 10))
     s2.close()
     # Wrong epoch and raw garbage instead of a handshake are refused.
-    s3, reply3 = handshake(port, epoch=99)
+    s3, reply3 = handshake(port, epoch=wire_epoch(port) ^ 1)
     assert reply3[7] != 0
     g = socket.create_connection(("127.0.0.1", port), timeout=5)
     g.sendall(os.urandom(64))

@@ -189,11 +189,11 @@ K_BENCH_PROGRESS = 16 + 4  # cluster::msgs::kBench.at(4)
 
 def test_progress_request_is_validated(cluster):
     cluster.up(nodes=1)
-    port, epoch = cluster.node("n0")["port"], cluster.topology["epoch"]
+    port = cluster.node("n0")["port"]
     for bad in (b"", b"\x01\x02\x03", struct.pack("<QB", 1, 0)):
-        status, _ = rpc_call(port, epoch, K_BENCH_PROGRESS, bad)
+        status, _ = rpc_call(port, K_BENCH_PROGRESS, bad)
         assert status == 1, (bad, status)  # kInvalidArgument
-    status, reply = rpc_call(port, epoch, K_BENCH_PROGRESS, struct.pack("<Q", 12345))
+    status, reply = rpc_call(port, K_BENCH_PROGRESS, struct.pack("<Q", 12345))
     assert status == 0 and struct.unpack("<BQ", reply) == (0, 0), reply  # not a run this worker knows
     # Still serving.
     p, s = bench(cluster, "--workload", "smallbank:accounts=50", "--load", "--duration", "0.5", "--coroutines", "2")

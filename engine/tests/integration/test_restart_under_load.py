@@ -22,6 +22,7 @@ class Transfers(PinnedClients):
     def __init__(self, cluster, nodes, per_node=2):
         super().__init__(cluster, nodes, per_node)
         self.committed, self.failed = 0, 0
+        self.commit_times = []  # when each acknowledged transfer returned (the longest gap: how long writes stopped)
 
     def client(self, node, seed):
         rng = random.Random(hash((node, seed)))
@@ -38,6 +39,7 @@ class Transfers(PinnedClients):
                 p.execute()
                 with self.lock:
                     self.committed += 1
+                    self.commit_times.append(time.time())
             except (redis.ConnectionError, redis.TimeoutError):
                 r = None  # the node went away: reconnect
                 with self.lock:
@@ -47,6 +49,13 @@ class Transfers(PinnedClients):
                 with self.lock:
                     self.failed += 1
                 time.sleep(0.01)
+
+
+    def longest_pause(self, since, until):
+        """The longest time in [since, until] in which no transfer was acknowledged (s), and when it began."""
+        with self.lock:
+            times = [since] + [t for t in self.commit_times if since <= t <= until] + [until]
+        return max((b - a, a) for a, b in zip(times, times[1:]))
 
 
 def first_transfer_after(cluster, nodes, since, timeout=30):

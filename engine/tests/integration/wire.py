@@ -20,8 +20,20 @@ def free_ports(n):
     return ports
 
 
-def handshake(port, epoch=1, src_node=40000):
-    """Connects and says hello; returns the socket and the node's hello (its last field is the status, 0 = ok)."""
+def wire_epoch(port):
+    """The epoch a node's transport and RPC layer check: not the topology's (a membership epoch changes it, and nodes
+    of two membership epochs talk) but a fingerprint of what only a restart changes. A refused hello tells it."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(struct.pack(HELLO, 0x52445831, 1, 40002, 0, 0, 0, 65536, 0))
+    reply = struct.unpack(HELLO, s.recv(24))
+    s.close()
+    return reply[3]
+
+
+def handshake(port, epoch=None, src_node=40000):
+    """Connects and says hello (with the node's wire epoch unless one is given); returns the socket and the node's
+    hello (its last field is the status, 0 = ok)."""
+    epoch = wire_epoch(port) if epoch is None else epoch
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(struct.pack(HELLO, 0x52445831, 1, src_node, epoch, 0, 0, 65536, 0))
     return s, struct.unpack(HELLO, s.recv(24))
@@ -31,8 +43,9 @@ def frame(length, ftype, body=b""):
     return struct.pack(FRAME, length, ftype, 0, 0, 0, 1, 0, 0) + body
 
 
-def rpc_call(port, epoch, msg_type, payload, msg_id=7):
+def rpc_call(port, msg_type, payload, msg_id=7):
     """One request over a raw connection; returns (status, payload) of its response."""
+    epoch = wire_epoch(port)
     s, hello = handshake(port, epoch, src_node=40001)
     assert hello[7] == 0, "handshake refused"
     packet = struct.pack(RPC_PACKET, 0x52504331, epoch, 1, 0, 16 + 16 + len(payload))

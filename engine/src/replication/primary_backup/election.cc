@@ -55,11 +55,15 @@ Task<void> PbWorker::elect(uint16_t deposed) {
   uint64_t waited_for_vote = 0;  // a view in which this node voted for another candidate, and waited for it
   for (int round = 0; !m.stopping(); ++round) {
     // This node's place among the possible candidates: members after the old primary, in order, not excluded.
-    const auto& members = t.shards[shard].members;
-    const auto at = std::find(members.begin(), members.end(), deposed) - members.begin();
+    // (A removed primary is no member any more: then every member is a candidate, in order.)
+    const cluster::Topology& now = ctx_.topology();
+    const auto& members = now.shards[shard].members;
+    const auto found = std::find(members.begin(), members.end(), deposed);
+    const bool member = found != members.end();
+    const size_t at = member ? static_cast<size_t>(found - members.begin()) : members.size() - 1;
     size_t rank = 0;
-    for (size_t i = 1; i < members.size(); ++i) {
-      const uint16_t n = members[(static_cast<size_t>(at) + i) % members.size()];
+    for (size_t i = 1; i < members.size() + (member ? 0 : 1); ++i) {
+      const uint16_t n = members[(at + i) % members.size()];
       if (n == ctx_.self()) break;
       if (m.member(n) != MemberState::kFailed) ++rank;
     }
@@ -169,7 +173,8 @@ void PbWorker::serve_vote(const rpc::Incoming& in) {
   const auto candidate = r.get<uint16_t>();
   const auto pre = r.get<uint8_t>();
   if (!r.done() || pre > 1 || shard >= t.shards.size() || deposed >= t.nodes.size() || candidate >= t.nodes.size() ||
-      candidate == deposed || in.peer_node != candidate || t.nodes[deposed].shard != static_cast<int>(shard) ||
+      candidate == deposed || in.peer_node != candidate ||
+      (t.nodes[deposed].shard != static_cast<int>(shard) && t.nodes[deposed].role != cluster::Role::kRemoved) ||
       t.nodes[candidate].shard != static_cast<int>(shard))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   cluster::Membership& m = ctx_.membership();

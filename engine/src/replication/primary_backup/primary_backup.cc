@@ -108,6 +108,16 @@ void PbWorker::on_membership_change() {
   views_ = std::move(views);
 }
 
+// The shards' members changed (Node::apply_topology marked the added and removed ones excluded): new replica sets.
+// A shard of this node whose primary was removed elects another (worker 0), as when a primary is lost.
+void PbWorker::on_topology_change() {
+  on_membership_change();
+  const cluster::Topology& t = ctx_.topology();
+  const auto shard = static_cast<uint32_t>(t.nodes[ctx_.self()].shard);
+  const uint16_t primary = ctx_.membership().primary(shard);
+  if (ctx_.worker_index() == 0 && t.nodes[primary].role == cluster::Role::kRemoved) rpc::spawn(elect(primary));
+}
+
 // Agreed exclusion: before this node commits a write without `node`, every other data node that answers has
 // excluded it too (revoked it and waited out the leases it granted), and they are with this node a majority of the
 // data nodes. So a node that excluded `node` and then restarts (forgetting it) cannot let `node` read a copy that
@@ -165,8 +175,10 @@ void PbWorker::serve_excluded(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto node = rd.get<uint16_t>();
   const cluster::Topology& t = ctx_.topology();
+  // (Only from a data node of this node's epoch: a removed one, cut off from the others, would exclude them all.)
   if (!rd.done() || node >= t.nodes.size() || node == ctx_.self() || node == in.peer_node ||
-      t.nodes[node].role != cluster::Role::kData ||
+      t.nodes[node].role != cluster::Role::kData || in.peer_node >= t.nodes.size() ||
+      t.nodes[in.peer_node].role != cluster::Role::kData ||
       ctx_.membership().primary(static_cast<uint32_t>(t.nodes[node].shard)) == node)
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);  // (a primary is deposed by an election)
   rpc::spawn([](PbWorker* self, rpc::ReplyTo to, uint16_t n, uint32_t from) -> Task<void> {

@@ -63,6 +63,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void on_peer_lost(uint16_t node) override;
   void on_peer_back(uint16_t node) override;
   void on_membership_change() override;
+  void on_topology_change() override;
   void tick() override { recovery_.tick(); }
   cluster::ReplicaLog* replica_log() override { return this; }
 

@@ -37,8 +37,11 @@ Status Recovery::start() {
     ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoin), [this](const rpc::Incoming& in) {
-    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self())
-      return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    if (in.peer_node == ctx_.self()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    // A node this one's epoch does not have yet (a scale-out this node has not applied): it asks again.
+    if (in.peer_node >= ctx_.topology().nodes.size() ||
+        ctx_.topology().nodes[in.peer_node].role != cluster::Role::kData)
+      return ctx_.rpc().respond(in.reply_to(), Code::kNotFound);
     ctx_.membership().set_member(in.peer_node, MemberState::kJoining);
     spdlog::info("recovery: {} joins; including it in new writes", ctx_.topology().nodes[in.peer_node].name);
     rpc::spawn(wait_drained(in.reply_to(), ctx_.membership().generation()));
@@ -74,8 +77,10 @@ Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
   const auto view_of_me = rd.get<uint8_t>();
   const cluster::ShardView view = cluster::ShardView::unpack(rd.get<uint64_t>());
   const Topology& t = ctx_.topology();
+  // (The view's primary may be one a newer epoch removed: the view is still what the member knows.)
   if (!rd.done() || sync > 2 || view_of_me > 2 || view.primary >= t.nodes.size() ||
-      t.nodes[view.primary].shard != static_cast<int>(own_shard()))
+      (t.nodes[view.primary].shard != static_cast<int>(own_shard()) &&
+       t.nodes[view.primary].role != cluster::Role::kRemoved))
     co_return std::nullopt;
   co_return PeerStatus{sync == 1, sync == 2, static_cast<MemberState>(view_of_me), view};
 }
@@ -245,6 +250,8 @@ Task<void> Recovery::recover() {
 Task<bool> Recovery::announce_join() {
   std::vector<uint16_t> pending = cluster::other_data_nodes(ctx_.topology(), ctx_.self());
   for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
+    // Nodes an epoch applied meanwhile removed are not waited for.
+    std::erase_if(pending, [&](uint16_t n) { return ctx_.topology().nodes[n].role != cluster::Role::kData; });
     std::vector<uint16_t> asked;
     std::vector<Task<rpc::Response>> calls;
     for (uint16_t n : pending) {
@@ -254,13 +261,22 @@ Task<bool> Recovery::announce_join() {
       calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kJoin), {}));
     }
     auto res = co_await rpc::when_all(std::move(calls));
-    for (size_t i = 0; i < res.size(); ++i)
+    bool behind = false;  // a member answered from an epoch without this node: it will learn it, wait for it
+    for (size_t i = 0; i < res.size(); ++i) {
       if (res[i].status == Code::kOk) std::erase(pending, asked[i]);
+      behind |= res[i].status == Code::kNotFound;
+    }
+    if (behind) {
+      state_.set_status("joining: waiting for members to apply the epoch that adds this node");
+      attempt = -1;  // (rounds spent waiting for it do not count toward presuming anybody down)
+      if (ctx_.membership().stopping()) co_return false;
+    }
     if (!pending.empty()) co_await ctx_.sched().sleep_for(kPollEvery);
   }
   (void)ctx_.membership().take_excluded_notice();
   const Topology& t = ctx_.topology();
   for (uint16_t n : pending) {
+    if (t.nodes[n].role != cluster::Role::kData) continue;  // removed by an epoch applied meanwhile
     spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
     // A backup that is down misses writes: exclude it until it joins itself (a primary is deposed by an election).
     if (ctx_.membership().primary(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
