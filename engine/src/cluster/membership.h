@@ -36,6 +36,7 @@ class Membership {
   Membership(size_t nodes, size_t workers, const std::vector<uint16_t>& initial_primaries = {})
       : member_state_(nodes),
         oldest_write_gen_(workers),
+        adopted_epoch_(workers),
         leases_(nodes),
         suspected_(nodes),
         suspicions_(nodes),
@@ -44,6 +45,7 @@ class Membership {
         vote_fence_(initial_primaries.size()) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
+    for (auto& e : adopted_epoch_) e.store(0);
     for (size_t s = 0; s < views_.size(); ++s) {
       views_[s].store(ShardView{0, initial_primaries[s]}.packed());
       vote_fence_[s].store(0);
@@ -136,6 +138,17 @@ class Membership {
     return true;
   }
 
+  // The topology epoch each worker runs (workers adopt a new one on their own ticks). A join is taken only once
+  // every worker runs an epoch that has the joiner: a worker still on an older one would leave it out of writes.
+  void note_adopted_epoch(uint16_t worker, uint32_t epoch) {
+    adopted_epoch_[worker].store(epoch, std::memory_order_release);
+  }
+  bool every_worker_runs(uint32_t epoch) const {
+    for (const auto& e : adopted_epoch_)
+      if (e.load(std::memory_order_acquire) < epoch) return false;
+    return true;
+  }
+
   // True once this node's copy of its shard is complete (fresh cluster start, or after recovery): it serves.
   bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
   void set_in_sync(bool v) { in_sync_.store(v, std::memory_order_release); }
@@ -163,6 +176,7 @@ class Membership {
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<uint64_t> generation_{1};
   std::vector<std::atomic<uint64_t>> oldest_write_gen_;  // per worker
+  std::vector<std::atomic<uint32_t>> adopted_epoch_;     // per worker
   std::atomic<bool> in_sync_{false};
   std::atomic<bool> stopping_{false};
   Leases leases_;

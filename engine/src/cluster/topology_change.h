@@ -24,11 +24,15 @@ struct TopologyChange {
   std::vector<uint16_t> added;    // data nodes this epoch adds (new, or back after a removal)
   std::vector<uint16_t> removed;  // data nodes this epoch removes
   bool self_removed = false;      // `self` is not in `next`: it leaves the cluster
+  // `next` skips epochs this node missed, and from what it runs a majority could have moved on without it (3 -> 5
+  // through an epoch it never saw): it takes `next` as its own, but as a node that may have missed writes: it leaves
+  // sync (no authority as a primary, no reads) and copies its shard again.
+  bool rejoin = false;
 };
 
 // Plans the change from `running` (what node `self` runs) to `next` (a newer file). kInvalidArgument when `next`
-// is not newer, kUnsupported (with the fields named) when it changes more than the data members or changes them in a
-// way majorities could not survive.
+// is not newer, kUnsupported (with the fields named) when it changes more than the data members, or changes them in
+// one epoch in a way majorities could not survive (across skipped epochs: `rejoin`).
 Result<TopologyChange> plan_topology_change(const Topology& running, const Topology& next, uint16_t self);
 
 // A fingerprint of what a running node cannot change: the settings, not the epoch nor the members. Nodes with

@@ -148,12 +148,21 @@ Result<bool> Node::apply_topology(const cluster::Topology& next) {
   if (change.self_removed) return true;
   // A removed node may still read its copy under a lease granted here: no new grants, and it is cut off (no more
   // writes from here) only once the last grant has ended, as in any exclusion (cluster/leases.h).
-  for (uint16_t n : change.removed) membership_->leases().revoke(n);
+  // (A join of the node that reached a worker still on the old epoch restores it: revoke again until excluded.)
   for (uint16_t n : change.removed)
-    while (membership_->try_exclude(n, std::chrono::steady_clock::now()) == cluster::Membership::Exclusion::kWait)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (membership_->member(n) != cluster::MemberState::kFailed) {
+      membership_->leases().revoke(n);
+      if (membership_->try_exclude(n, std::chrono::steady_clock::now()) != cluster::Membership::Exclusion::kExcluded)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   // A new node holds nothing yet: excluded until it joins (recovery copies its shard while it takes new writes).
   for (uint16_t n : change.added) membership_->set_member(n, cluster::MemberState::kFailed);
+  if (change.rejoin) {
+    spdlog::warn("node {}: epoch {} skips epochs this node missed (it runs {}); leaving sync to copy its shard again",
+                 spec().name, change.merged.epoch, running.epoch);
+    membership_->set_in_sync(false);
+    membership_->note_excluded();
+  }
   auto names = [&](const std::vector<uint16_t>& ids) {
     std::string out;
     for (uint16_t n : ids) out += fmt::format("{}{}", out.empty() ? "" : ", ", change.merged.nodes[n].name);

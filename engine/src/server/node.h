@@ -73,9 +73,12 @@ class Node {
     std::lock_guard<std::mutex> lk(text_mu_);
     return topology_text_;
   }
-  void offer_topology(std::string text) {
+  // (The newest offer is kept: one of an older epoch that arrives later does not replace it.)
+  void offer_topology(std::string text, uint32_t epoch) {
     std::lock_guard<std::mutex> lk(text_mu_);
+    if (!offered_topology_.empty() && epoch <= offered_epoch_) return;
     offered_topology_ = std::move(text);
+    offered_epoch_ = epoch;
   }
   std::string take_offered_topology() {
     std::lock_guard<std::mutex> lk(text_mu_);
@@ -125,6 +128,7 @@ class Node {
   mutable std::mutex text_mu_;
   std::string topology_text_;
   std::string offered_topology_;
+  uint32_t offered_epoch_ = 0;
   mutable std::mutex refusal_mu_;
   std::string topology_refusal_;
   NodeOptions opts_;

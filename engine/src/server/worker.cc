@@ -88,6 +88,7 @@ Status Worker::init_in_thread() {
   topology_changes_ = node_.topology_changes();  // (before reading the topology: a change meanwhile is seen later)
   topology_ = &node_.topology();
   const cluster::Topology& t = *topology_;
+  membership().note_adopted_epoch(index_, t.epoch);
   rpc::RpcConfig rc;
   rc.epoch = cluster::restart_fingerprint(t);  // nodes of two membership epochs talk (cluster/topology_change.h)
   rc.batching = t.batching;
@@ -114,13 +115,13 @@ Status Worker::init_in_thread() {
   }
   RDX_RETURN_IF_ERROR(register_client_api());
   RDX_RETURN_IF_ERROR(rpc_->on(cluster::kTopologyPush, [this](const rpc::Incoming& in) {
-    // (One-way; the follower validates the text as it does the file's.)
-    if (in.payload.empty() || in.payload.size() > kMaxTopologyPush) return;
-    node_.offer_topology(std::string(reinterpret_cast<const char*>(in.payload.data()), in.payload.size()));
+    // (One-way. The follower checks the change as it does the file's.)
+    offer_topology_from(in.peer_node, std::string(reinterpret_cast<const char*>(in.payload.data()), in.payload.size()));
   }));
   RDX_RETURN_IF_ERROR(rpc_->on(cluster::kTopologyPull, [this](const rpc::Incoming& in) {
     const std::string text = node_.topology_text();
-    if (!in.payload.empty() || text.empty() || text.size() > kMaxTopologyPush)
+    if (!in.payload.empty() || in.peer_node >= transport::kFirstClientNode || text.empty() ||
+        text.size() > kMaxTopologyPush)
       return rpc_->respond(in.reply_to(), Code::kUnavailable);
     rpc_->respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(text));
   }));
@@ -214,8 +215,18 @@ Task<void> Worker::fetch_topology_from(uint16_t node) {
   auto conn = peer(node);
   if (!conn) co_return;
   rpc::Response r = co_await rpc_->call(*conn, cluster::kTopologyPull, {});
-  if (r.status == Code::kOk && !r.payload.empty() && r.payload.size() <= kMaxTopologyPush)
-    node_.offer_topology(std::string(r.payload));
+  if (r.status == Code::kOk) offer_topology_from(node, std::move(r.payload));
+}
+
+// A topology another node handed over: offered to the follower only when it comes from a data node of its own
+// epoch, newer than this node's (a client, or a node that is not in the topology it sends, hands nothing over).
+void Worker::offer_topology_from(uint32_t from, std::string text) {
+  if (from >= transport::kFirstClientNode || text.empty() || text.size() > kMaxTopologyPush) return;
+  auto t = cluster::parse_topology(text);
+  if (!t || t.value().epoch <= topology().epoch || from >= t.value().nodes.size() ||
+      t.value().nodes[from].role != cluster::Role::kData)
+    return;
+  node_.offer_topology(std::move(text), t.value().epoch);
 }
 
 // A new epoch the node applied (Node::apply_topology): this worker uses it from now on. Connections to removed
@@ -237,6 +248,7 @@ void Worker::adopt_topology() {
   // The leases' peers change on the failure detector's thread (it renews them).
   if (index_ == 0) membership().leases().set_peers(cluster::other_data_nodes(t, self()));
   replication_->on_topology_change();
+  membership().note_adopted_epoch(index_, t.epoch);  // (after the protocols recomputed their replica sets)
   spdlog::info("worker {}: epoch {} adopted", index_, t.epoch);
 }
 

@@ -78,6 +78,7 @@ class Worker final : public cluster::WorkerContext {
   void adopt_topology();
   void hand_topology_to(uint16_t node);
   rpc::Task<void> fetch_topology_from(uint16_t node);
+  void offer_topology_from(uint32_t from, std::string text);
   void on_conn_event(const transport::Completion& c);
   void note_connect_failure(uint16_t node, std::string why);
   Status register_client_api();

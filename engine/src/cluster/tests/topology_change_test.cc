@@ -90,6 +90,17 @@ TEST(TopologyChange, RefusesWhatNeedsARestartOrBreaksMajorities) {
   EXPECT_FALSE(plan_topology_change(make(1, 3), moved, 0).is_ok());
 }
 
+TEST(TopologyChange, ANodeThatMissedEpochsRejoinsInsteadOfCountingTheOldMajority) {
+  // 3 -> 5 through an epoch this node never saw: the others moved one node at a time; it must not go on counting
+  // majorities of 3 (it could keep authority as a primary while 3 of the 5 elect another).
+  auto c = plan_topology_change(make(1, 3), make(3, 5), 0);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_TRUE(c->rejoin);
+  EXPECT_EQ(c->added, (std::vector<uint16_t>{3, 4}));
+  // One step that overlaps, even across skipped epochs, is applied as usual.
+  EXPECT_FALSE(plan_topology_change(make(1, 3), make(5, 4), 0)->rejoin);
+}
+
 TEST(TopologyChange, FingerprintIgnoresEpochAndMembersOnly) {
   EXPECT_EQ(restart_fingerprint(make(1, 3)), restart_fingerprint(make(7, 5)));
   EXPECT_NE(restart_fingerprint(make(1, 3)), restart_fingerprint(make(1, 3, 1, 4)));

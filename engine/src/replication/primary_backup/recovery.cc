@@ -38,9 +38,11 @@ Status Recovery::start() {
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoin), [this](const rpc::Incoming& in) {
     if (in.peer_node == ctx_.self()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-    // A node this one's epoch does not have yet (a scale-out this node has not applied): it asks again.
+    // A node this one's epoch does not have yet (a scale-out this node or one of its workers has not applied): it
+    // asks again.
     if (in.peer_node >= ctx_.topology().nodes.size() ||
-        ctx_.topology().nodes[in.peer_node].role != cluster::Role::kData)
+        ctx_.topology().nodes[in.peer_node].role != cluster::Role::kData ||
+        !ctx_.membership().every_worker_runs(ctx_.topology().epoch))
       return ctx_.rpc().respond(in.reply_to(), Code::kNotFound);
     ctx_.membership().set_member(in.peer_node, MemberState::kJoining);
     spdlog::info("recovery: {} joins; including it in new writes", ctx_.topology().nodes[in.peer_node].name);
@@ -158,12 +160,12 @@ Task<void> Recovery::recover() {
   // A node that left sync because it learned a new view of its shard (Membership::learn_view) drops its copy once
   // a source is there, like one that was excluded.
   if (ctx_.membership().take_excluded_notice()) state_.set_holds_copy(true);
-  const Topology& t = ctx_.topology();
-  const auto& members = t.shards[own_shard()].members;
-  state_.set_status(
-      fmt::format("recovering: asking the members of shard {} whether they are in sync", t.nodes[ctx_.self()].shard));
+  state_.set_status(fmt::format("recovering: asking the members of shard {} whether they are in sync", own_shard()));
   for (;;) {
     if (ctx_.membership().stopping()) co_return;
+    // (Each round: a membership epoch may add or remove members meanwhile.)
+    const Topology& t = ctx_.topology();
+    const auto& members = t.shards[own_shard()].members;
     std::vector<uint16_t> others;
     std::vector<Task<std::optional<PeerStatus>>> asks;
     for (uint16_t m : members)
@@ -242,7 +244,7 @@ Task<void> Recovery::recover() {
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))
     if (auto conn = ctx_.peer(n)) (void)ctx_.rpc().send_oneway(*conn, msgs_.at(kJoinDone), {});
   state_.set_status("in sync");
-  spdlog::info("recovery: {} is in sync and serving", t.nodes[ctx_.self()].name);
+  spdlog::info("recovery: {} is in sync and serving", ctx_.topology().nodes[ctx_.self()].name);
 }
 
 // On return every member that answered includes this node again; what they said before ("excluded", to a heartbeat
