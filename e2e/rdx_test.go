@@ -421,8 +421,8 @@ func rollingUpdate(t *testing.T, env *framework.Env, c *cluster) {
 	env.Logf(t, "rolled all %d pods (phase Updating observed: %v), epoch still %d; %s", len(uids), sawUpdating, after.Epoch, c.summary(ctx))
 }
 
-// scaleReplicas changes spec.replicas: a new topology epoch, and since rdxd reads its topology only at start-up,
-// every pod restarts together (data is not kept: rdx is in-memory and the whole shard restarts).
+// scaleReplicas changes spec.replicas: a new topology epoch, and since the operator does not step membership epochs
+// yet, every pod restarts together (data is not kept: rdx is in-memory and the whole shard restarts).
 func scaleReplicas(t *testing.T, env *framework.Env, c *cluster, replicas int64) {
 	env.Step(t, "scale spec.replicas %d -> %d: new epoch, every pod restarts together", c.replicas, replicas)
 	ctx := framework.Ctx(t)

@@ -132,22 +132,14 @@ class Membership {
   void publish_oldest_write(uint16_t worker, uint64_t gen) {
     oldest_write_gen_[worker].store(gen, std::memory_order_release);
   }
-  bool writes_drained(uint64_t gen) const {
-    for (const auto& g : oldest_write_gen_)
-      if (g.load(std::memory_order_acquire) < gen) return false;
-    return true;
-  }
+  bool writes_drained(uint64_t gen) const { return every_at_least(oldest_write_gen_, gen); }
 
   // The topology epoch each worker runs (workers adopt a new one on their own ticks). A join is taken only once
   // every worker runs an epoch that has the joiner: a worker still on an older one would leave it out of writes.
   void note_adopted_epoch(uint16_t worker, uint32_t epoch) {
     adopted_epoch_[worker].store(epoch, std::memory_order_release);
   }
-  bool every_worker_runs(uint32_t epoch) const {
-    for (const auto& e : adopted_epoch_)
-      if (e.load(std::memory_order_acquire) < epoch) return false;
-    return true;
-  }
+  bool every_worker_runs(uint32_t epoch) const { return every_at_least(adopted_epoch_, epoch); }
 
   // True once this node's copy of its shard is complete (fresh cluster start, or after recovery): it serves.
   bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
@@ -172,6 +164,13 @@ class Membership {
   uint64_t suspicions(uint16_t node) const { return suspicions_[node].load(std::memory_order_relaxed); }
 
  private:
+  template <typename T>
+  static bool every_at_least(const std::vector<std::atomic<T>>& per_worker, T floor) {
+    for (const auto& v : per_worker)
+      if (v.load(std::memory_order_acquire) < floor) return false;
+    return true;
+  }
+
   std::mutex transitions_mu_;  // member state changes and lease grants (rare: never on a client's path)
   std::vector<std::atomic<MemberState>> member_state_;
   std::atomic<uint64_t> generation_{1};

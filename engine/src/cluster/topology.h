@@ -28,13 +28,11 @@ struct NodeSpec {
   uint16_t http_port = 9100;
   Role role = Role::kData;
   int shard = -1;  // data nodes: their shard
-  bool operator==(const NodeSpec&) const = default;
 };
 
 struct ShardSpec {
   uint32_t id = 0;
   std::vector<uint16_t> members;  // node ids; members[0] is the primary of view 0 (Membership has the current one)
-  bool operator==(const ShardSpec&) const = default;
 };
 
 // How data nodes notice each other's failure (cluster/failure_detector.h) and how long their leases last.
@@ -42,7 +40,6 @@ struct FailureDetection {
   bool enabled = true;
   uint32_t heartbeat_ms = 50;  // how often a node heartbeats every other data node
   uint32_t timeout_ms = 500;   // silence after which a node is suspected; also the lease a heartbeat grants
-  bool operator==(const FailureDetection&) const = default;
 };
 
 struct Topology {
@@ -73,7 +70,6 @@ struct Topology {
   // The primary a cluster starts with; the current one is Membership::primary (it changes on failover).
   uint16_t initial_primary(uint32_t shard) const { return shards[shard].members[0]; }
   std::vector<uint16_t> initial_primaries() const;
-  bool operator==(const Topology&) const = default;
 };
 
 // The data nodes of `t` other than `self` (every one coordinates writes and holds a shard).

@@ -139,7 +139,7 @@ Status Node::start() {
   return Status::ok();
 }
 
-Result<bool> Node::apply_topology(const cluster::Topology& next) {
+Result<bool> Node::apply_topology(const cluster::Topology& next, std::string text) {
   std::lock_guard<std::mutex> lk(apply_mu_);
   const cluster::Topology& running = topology();
   auto planned = cluster::plan_topology_change(running, next, self_);
@@ -171,8 +171,8 @@ Result<bool> Node::apply_topology(const cluster::Topology& next) {
   spdlog::info("node {}: epoch {} -> {} applied without a restart: added [{}], removed [{}]", spec().name,
                running.epoch, change.merged.epoch, names(change.added), names(change.removed));
   epochs_.push_back(std::make_unique<const cluster::Topology>(std::move(change.merged)));
+  set_topology_text(std::move(text));
   topology_.store(epochs_.back().get(), std::memory_order_release);
-  topology_changes_.fetch_add(1, std::memory_order_acq_rel);
   return false;
 }
 

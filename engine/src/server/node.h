@@ -56,44 +56,35 @@ class Node {
   // The topology of the newest epoch this node applied. Every epoch's topology lives as long as the node, so a
   // reference stays valid (workers adopt a new one on their next tick; coroutines may hold an older one).
   const cluster::Topology& topology() const { return *topology_.load(std::memory_order_acquire); }
-  // How many epochs this node applied since it started (workers compare it to adopt a new topology).
-  uint64_t topology_changes() const { return topology_changes_.load(std::memory_order_acquire); }
   // Applies a newer epoch of the topology without restarting (cluster/topology_change.h): new data nodes are
   // excluded until they join; a removed one is cut off once the leases this node granted it have ended (this call
   // waits for that, up to a lease). Returns whether this node itself was removed (the caller stops it); an error
   // when the epoch cannot be applied live (nothing changes then).
-  Result<bool> apply_topology(const cluster::Topology& next);
-  // The topology file's text of the running epoch (handed to a peer that runs an older one), and the texts peers
-  // handed this node (TopologyFollower applies the newest).
+  // `text` is the file `next` was read from (handed to peers that run an older epoch).
+  Result<bool> apply_topology(const cluster::Topology& next, std::string text);
+  // The file's text of the running epoch; before start(), the one the node was created from.
   void set_topology_text(std::string text) {
-    std::lock_guard<std::mutex> lk(text_mu_);
-    topology_text_ = std::move(text);
+    with_follower_state([&](FollowerState& f) { f.text = std::move(text); });
   }
-  std::string topology_text() const {
-    std::lock_guard<std::mutex> lk(text_mu_);
-    return topology_text_;
-  }
-  // (The newest offer is kept: one of an older epoch that arrives later does not replace it.)
+  std::string topology_text() const { return follower_state().text; }
+  // A newer epoch's text a peer handed this node; the newest offer is kept (TopologyFollower takes it).
   void offer_topology(std::string text, uint32_t epoch) {
-    std::lock_guard<std::mutex> lk(text_mu_);
-    if (!offered_topology_.empty() && epoch <= offered_epoch_) return;
-    offered_topology_ = std::move(text);
-    offered_epoch_ = epoch;
+    with_follower_state([&](FollowerState& f) {
+      if (!f.offered.empty() && epoch <= f.offered_epoch) return;
+      f.offered = std::move(text);
+      f.offered_epoch = epoch;
+    });
   }
   std::string take_offered_topology() {
-    std::lock_guard<std::mutex> lk(text_mu_);
-    return std::exchange(offered_topology_, {});
+    std::string out;
+    with_follower_state([&](FollowerState& f) { out = std::exchange(f.offered, {}); });
+    return out;
   }
-  // Why the newest topology file was not applied ("" when it was): /readyz and the rdx_topology_refused metric
-  // show it (TopologyFollower sets it).
+  // Why the newest topology text was not applied ("" when it was): /readyz and the rdx_topology_refused metric.
   void set_topology_refusal(std::string why) {
-    std::lock_guard<std::mutex> lk(refusal_mu_);
-    topology_refusal_ = std::move(why);
+    with_follower_state([&](FollowerState& f) { f.refusal = std::move(why); });
   }
-  std::string topology_refusal() const {
-    std::lock_guard<std::mutex> lk(refusal_mu_);
-    return topology_refusal_;
-  }
+  std::string topology_refusal() const { return follower_state().refusal; }
   uint16_t self() const { return self_; }
   const cluster::NodeSpec& spec() const { return topology().nodes[self_]; }
   transport::Transport& transport() { return *transport_; }
@@ -123,14 +114,25 @@ class Node {
   // Every epoch applied, oldest first (the last is the current one, also in topology_).
   std::vector<std::unique_ptr<const cluster::Topology>> epochs_;
   std::atomic<const cluster::Topology*> topology_{nullptr};
-  std::atomic<uint64_t> topology_changes_{0};
   std::mutex apply_mu_;  // one apply_topology at a time
-  mutable std::mutex text_mu_;
-  std::string topology_text_;
-  std::string offered_topology_;
-  uint32_t offered_epoch_ = 0;
-  mutable std::mutex refusal_mu_;
-  std::string topology_refusal_;
+  // What the topology follower and the workers share (under follower_mu_).
+  struct FollowerState {
+    std::string text;     // the running epoch's file
+    std::string offered;  // a newer one a peer handed over, not taken yet
+    uint32_t offered_epoch = 0;
+    std::string refusal;
+  };
+  template <typename F>
+  void with_follower_state(F&& f) {
+    std::lock_guard<std::mutex> lk(follower_mu_);
+    f(follower_);
+  }
+  FollowerState follower_state() const {
+    std::lock_guard<std::mutex> lk(follower_mu_);
+    return follower_;
+  }
+  mutable std::mutex follower_mu_;
+  FollowerState follower_;
   NodeOptions opts_;
   std::atomic<int32_t> partitioned_from_{-1};
   uint16_t self_;

@@ -32,9 +32,8 @@ TopologyFollower::Outcome TopologyFollower::consider(const std::string& text, co
   if (next.value().epoch < running) return Outcome::kUnchanged;  // not refreshed yet, or a late hand-over
   if (next.value().epoch == running)
     return refuse(fmt::format("its contents differ from the running epoch {}'s", running));
-  auto applied = node_.apply_topology(next.value());
+  auto applied = node_.apply_topology(next.value(), text);
   if (!applied) return refuse(applied.status().message());
-  node_.set_topology_text(text);
   node_.set_topology_refusal("");
   if (applied.value()) {
     spdlog::warn("rdxd: epoch {} removes this node ({}) from the cluster", next.value().epoch, node_.spec().name);

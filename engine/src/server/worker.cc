@@ -85,7 +85,6 @@ Status Worker::init_in_thread() {
   auto ep = node_.transport().create_endpoint(index_);
   if (!ep) return ep.status();
   ep_ = std::move(ep.value());
-  topology_changes_ = node_.topology_changes();  // (before reading the topology: a change meanwhile is seen later)
   topology_ = &node_.topology();
   const cluster::Topology& t = *topology_;
   membership().note_adopted_epoch(index_, t.epoch);
@@ -188,32 +187,36 @@ void Worker::note_connect_failure(uint16_t node, std::string why) {
     spdlog::debug("worker {}: connect to {} failed: {}", index_, name, p.last_error);
 }
 
-// `node` runs an older epoch (its heartbeat or answer said so): hand it this node's topology file, at most twice a
-// second per peer (it applies it within 100 ms; TopologyFollower).
+// Whether `node` may be sent another topology message of a kind whose last send times `last` holds: at most twice a
+// second per peer (an epoch is applied within 100 ms of its arrival; TopologyFollower).
+static bool due(std::unordered_map<uint16_t, Clock::time_point>& last, uint16_t node) {
+  const auto now = Clock::now();
+  auto [it, fresh] = last.try_emplace(node, now);
+  if (!fresh && now - it->second < std::chrono::milliseconds(500)) return false;
+  it->second = now;
+  return true;
+}
+
+// `node` runs an older epoch (its heartbeat or answer said so): hand it this node's topology file.
 void Worker::hand_topology_to(uint16_t node) {
-  auto now = Clock::now();
-  auto& last = last_handed_[node];
-  if (now - last < std::chrono::milliseconds(500)) return;
-  last = now;
   auto conn = peer(node);
+  if (!conn || !due(last_handed_, node)) return;
   const std::string text = node_.topology_text();
-  if (!conn || text.empty()) return;
+  if (text.empty()) return;
   if (text.size() > kMaxTopologyPush) {
-    spdlog::warn("worker {}: the topology file ({} bytes) is too large to hand to {}; it reads its own copy", index_,
-                 text.size(), topology().nodes[node].name);
+    if (!warned_large_topology_)
+      spdlog::warn("worker {}: the topology file ({} bytes) is too large to hand to peers; they read their own copy",
+                   index_, text.size());
+    warned_large_topology_ = true;
     return;
   }
   (void)rpc_->send_oneway(*conn, cluster::kTopologyPush, rpc::as_bytes_of(text));
 }
 
-// `node` runs a newer epoch that does not have this node: ask it for its topology file (at most twice a second).
+// `node` runs a newer epoch that does not have this node: ask it for its topology file.
 Task<void> Worker::fetch_topology_from(uint16_t node) {
-  auto now = Clock::now();
-  auto& last = last_fetched_[node];
-  if (now - last < std::chrono::milliseconds(500)) co_return;
-  last = now;
   auto conn = peer(node);
-  if (!conn) co_return;
+  if (!conn || !due(last_fetched_, node)) co_return;
   rpc::Response r = co_await rpc_->call(*conn, cluster::kTopologyPull, {});
   if (r.status == Code::kOk) offer_topology_from(node, std::move(r.payload));
 }
@@ -232,11 +235,10 @@ void Worker::offer_topology_from(uint32_t from, std::string text) {
 // A new epoch the node applied (Node::apply_topology): this worker uses it from now on. Connections to removed
 // nodes close; the failure detector, the leases and the protocols learn who is a data node now.
 void Worker::adopt_topology() {
-  const uint64_t changes = node_.topology_changes();
-  if (changes == topology_changes_) return;
-  topology_changes_ = changes;
+  const cluster::Topology* newest = &node_.topology();
+  if (newest == topology_) return;
   const cluster::Topology& old = *topology_;
-  topology_ = &node_.topology();
+  topology_ = newest;
   const cluster::Topology& t = *topology_;
   peers_.resize(t.nodes.size());
   for (uint16_t n = 0; n < old.nodes.size(); ++n) {

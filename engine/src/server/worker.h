@@ -110,9 +110,9 @@ class Worker final : public cluster::WorkerContext {
   std::vector<Peer> peers_;  // by node id
   uint64_t membership_gen_ = 0;
   const cluster::Topology* topology_;  // the epoch this worker runs (Node::topology is the newest)
-  uint64_t topology_changes_ = 0;      // Node::topology_changes when it was adopted
   std::unordered_map<uint16_t, std::chrono::steady_clock::time_point> last_handed_;   // hand_topology_to, per peer
   std::unordered_map<uint16_t, std::chrono::steady_clock::time_point> last_fetched_;  // fetch_topology_from
+  bool warned_large_topology_ = false;
 
   WorkerSnapshot live_;  // owned by the worker thread
   mutable std::mutex snap_mu_;

@@ -151,7 +151,10 @@ def test_an_epoch_that_needs_a_restart_is_refused_and_changes_nothing(cluster):
         f.write("{")
     os.replace(path + ".tmp", path)
     wait_until(lambda: "not valid JSON" in readyz_body(n2), timeout=10, what="n2 to refuse a broken file")
-    write(json.loads(original))  # (same epoch as running, nodes unchanged: refused as "contents changed")
+    # The running epoch again, written differently: refused too (an epoch never names two texts).
+    write(json.loads(original))
+    wait_until(lambda: "contents differ from the running epoch 1" in cluster.readyz("n2")[1], timeout=10,
+               what="n2 to refuse the running epoch with other contents")
     assert {n: cluster.pid(n) for n in NODES} == pids
     assert epochs(cluster, NODES) == {n: 1 for n in NODES}
     r.set("after", "2")

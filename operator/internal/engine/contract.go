@@ -40,8 +40,8 @@ const (
 	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's first primary.
 	LabelPodIndex = "apps.kubernetes.io/pod-index"
 
-	// AnnotationRestartHash on the pod template changes whenever the topology file changes (rdxd reads it only at
-	// start-up); pods carrying another value are restarted together.
+	// AnnotationRestartHash on the pod template changes whenever the topology file changes (see
+	// Topology.RestartHash); pods carrying another value are restarted together.
 	AnnotationRestartHash = "rdx.dev/restart-hash"
 	// AnnotationMultusNetworks attaches secondary networks through Multus.
 	AnnotationMultusNetworks = "k8s.v1.cni.cncf.io/networks"

@@ -190,10 +190,10 @@ func (t Topology) Marshal() (string, error) {
 	return string(b) + "\n", nil
 }
 
-// RestartHash identifies the topology a running rdxd was started with: all of it, epoch included. rdxd reads its
-// file once at start-up and does not watch it, so every change (shard membership, i.e. replicas, included) needs new
-// processes, and since nodes of different epochs refuse each other, a process started from a newer file could not
-// join the old ones: all pods restart together whenever the file changes.
+// RestartHash identifies the topology a running rdxd was started with: all of it, epoch included, so all pods
+// restart together whenever the file changes. (rdxd applies an epoch that adds or removes one data node live, but
+// this operator does not step replicas one node per epoch yet; nodes started from files with other settings refuse
+// each other, so a process started from such a file could not join the old ones.)
 func (t Topology) RestartHash() string {
 	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
 	sum := sha256.Sum256(b)

@@ -187,7 +187,8 @@ func (r *Reconciler) reconcilePDB(ctx context.Context, c *rdxv1.TxCluster, _ *ob
 }
 
 // reconcilePods restarts, all at once, the pods whose configuration rdxd cannot change while running (a restart
-// hash other than the template's): nodes of different epochs ignore each other, so a one-by-one roll would stall.
+// hash other than the template's): nodes started from different settings refuse each other, so a one-by-one roll
+// would stall.
 // It waits until every StatefulSet has observed its new template, so the replacements are created from it.
 func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs *observation) error {
 	pods, err := r.listPods(ctx, c)

@@ -388,7 +388,7 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true)
 	waitEvent(t, c, "Updated", "updated StatefulSet upd-s0")
 
-	// Replicas: membership changes at a new epoch. rdxd reads its topology only at start-up, so the new restart
+	// Replicas: membership changes at a new epoch. The operator does not step membership epochs yet, so the new restart
 	// hash restarts every pod together once the StatefulSet has observed its new template.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Replicas = 5 })
 	scaled := waitTopology(t, c, 2)
