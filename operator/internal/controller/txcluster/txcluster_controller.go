@@ -130,7 +130,12 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 			current = &t
 		}
 	}
-	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], c.Status.Epoch)
+	pods, err := r.listPods(ctx, c)
+	if err != nil {
+		return err
+	}
+	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], c.Status.Epoch,
+		func(t engine.Topology) bool { return canStep(t, pods) })
 	if err != nil {
 		return err
 	}
@@ -144,6 +149,24 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 	}
 	obs.topology, obs.restartHash, obs.topologyConfigMap = topo, topo.RestartHash(), &cm
 	return nil
+}
+
+// canStep says whether the cluster can take the next membership epoch: every node of `t` has a ready pod that runs
+// its restart hash (the last joiner serves), and no pod of a node `t` removed is left (the last one removed is gone).
+func canStep(t engine.Topology, pods []corev1.Pod) bool {
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	hash := t.RestartHash()
+	for _, n := range t.Nodes {
+		p := byName[n.Name]
+		if p == nil || p.DeletionTimestamp != nil || !runsCurrent(p, hash) || !podReady(p) {
+			return false
+		}
+		delete(byName, n.Name)
+	}
+	return len(byName) == 0
 }
 
 func (r *Reconciler) reconcileServices(ctx context.Context, c *rdxv1.TxCluster, _ *observation) error {
@@ -165,7 +188,7 @@ func (r *Reconciler) reconcileStatefulSets(ctx context.Context, c *rdxv1.TxClust
 		image = r.EngineImage
 	}
 	for shard := int32(0); shard < c.Spec.Shards; shard++ {
-		ac, err := statefulSet(c, image, shard, obs.restartHash)
+		ac, err := statefulSet(c, image, shard, obs.topology.Members(shard), obs.restartHash)
 		if err != nil {
 			return err
 		}

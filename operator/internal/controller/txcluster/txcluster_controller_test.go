@@ -388,32 +388,31 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true)
 	waitEvent(t, c, "Updated", "updated StatefulSet upd-s0")
 
-	// Replicas: membership changes at a new epoch. rdxd reads its topology only at start-up, so the new restart
-	// hash restarts every pod together once the StatefulSet has observed its new template.
+	// Replicas: rdxd applies membership epochs live, one data node per epoch. 3 -> 5 is two epochs, each written
+	// once every node of the previous one has a ready pod; the restart hash stays and no pod is deleted.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Replicas = 5 })
-	scaled := waitTopology(t, c, 2)
-	if len(scaled.Shards[0].Members) != 5 || scaled.RestartHash() == first.RestartHash() {
-		t.Errorf("scaled topology: %d members, restart hash changed %v (want true)", len(scaled.Shards[0].Members), scaled.RestartHash() != first.RestartHash())
-	}
-	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
-		if *s.Spec.Replicas != 5 || s.Spec.Template.Annotations[engine.AnnotationRestartHash] != scaled.RestartHash() {
-			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[engine.AnnotationRestartHash])
+	scaled := first
+	for epoch, members := int64(2), 4; members <= 5; epoch, members = epoch+1, members+1 {
+		scaled = waitTopology(t, c, epoch)
+		if len(scaled.Shards[0].Members) != members || scaled.RestartHash() != first.RestartHash() {
+			t.Fatalf("epoch %d: %d members (want %d), restart hash changed %v (want false)", epoch,
+				len(scaled.Shards[0].Members), members, scaled.RestartHash() != first.RestartHash())
 		}
-		return nil
-	})
-	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
-	rolledOut(t, c, 0, 0)
-	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
-	waitEvent(t, c, "EpochBumped", "topology epoch 1 -> 2")
-	waitEvent(t, c, "Restarting", "restarting 3 pods together for topology epoch 2")
-	// envtest runs no StatefulSet controller: create the replacements from the new template.
-	pods = pods[:0]
-	for ord := int32(0); ord < 5; ord++ {
-		pods = append(pods, createPod(t, c, 0, ord, true))
+		want := int32(members)
+		waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
+			if *s.Spec.Replicas != want || s.Spec.Template.Annotations[engine.AnnotationRestartHash] != first.RestartHash() {
+				return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[engine.AnnotationRestartHash])
+			}
+			return nil
+		})
+		waitEvent(t, c, "EpochBumped", fmt.Sprintf("topology epoch %d -> %d", epoch-1, epoch))
+		// envtest runs no StatefulSet controller: the joiner's pod is created here, ready.
+		pods = append(pods, createPod(t, c, 0, want-1, true))
+		rolledOut(t, c, 0, want)
 	}
-	rolledOut(t, c, 0, 5)
+	expectPodsExist(t, pods, true) // nobody was restarted
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
-		if st.Epoch != 2 || st.Replicas != 5 || st.ReadyReplicas != 5 {
+		if st.Epoch != 3 || st.Replicas != 5 || st.ReadyReplicas != 5 {
 			return fmt.Errorf("epoch %d replicas %d ready %d", st.Epoch, st.Replicas, st.ReadyReplicas)
 		}
 		return conditionIs(st, rdxv1.ConditionReady, metav1.ConditionTrue, "")
@@ -422,7 +421,7 @@ func TestUpdates(t *testing.T) {
 	// Transaction protocol: rdxd cannot switch live. New epoch, new restart hash, and once the StatefulSet has
 	// seen its new template every old pod is deleted together.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.ProtocolDNL2 })
-	restarted := waitTopology(t, c, 3)
+	restarted := waitTopology(t, c, 4)
 	if restarted.Txn.Protocol != "dnl2" || restarted.RestartHash() == scaled.RestartHash() {
 		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != scaled.RestartHash())
 	}
@@ -435,9 +434,9 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
 	rolledOut(t, c, 0, 0)
 	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
-	waitEvent(t, c, "Restarting", "restarting 5 pods together for topology epoch 3")
+	waitEvent(t, c, "Restarting", "restarting 5 pods together for topology epoch 4")
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
-		if st.Epoch != 3 || st.ReadyReplicas != 0 || st.Phase != rdxv1.PhasePending {
+		if st.Epoch != 4 || st.ReadyReplicas != 0 || st.Phase != rdxv1.PhasePending {
 			return fmt.Errorf("epoch %d ready %d phase %s", st.Epoch, st.ReadyReplicas, st.Phase)
 		}
 		return nil
@@ -451,7 +450,7 @@ func TestUpdates(t *testing.T) {
 	if err := env.Client.Delete(context.Background(), &cm); err != nil {
 		t.Fatal(err)
 	}
-	waitTopology(t, c, 4)
+	waitTopology(t, c, 5)
 }
 
 func expectPodsExist(t *testing.T, pods []*corev1.Pod, exist bool) {
