@@ -96,18 +96,14 @@ func TestRDX(t *testing.T) {
 	}
 	deletePod(t, env, c, backup, "a backup replica")
 	verifyKeys(t, env, c, "client-verify-after-backup", run, keys)
-	deletePod(t, env, c, primary, "the shard primary")
+	underLoad(t, env, c, run+"p", "deleting the primary's pod", func() { deletePod(t, env, c, primary, "the shard primary") })
 	verifyKeys(t, env, c, "client-verify-after-primary", run, keys)
-	env.Logf(t, "the cluster takes writes after the primary came back:")
-	env.RunClient(t, ns, "client-write-after-primary", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"b", "--count", "50")
-	verifyKeys(t, env, c, "client-verify-after-primary-b", run+"b", "50")
 
-	rollingUpdate(t, env, c)
+	underLoad(t, env, c, run+"r", "a rolling image update", func() { rollingImageUpdate(t, env, c) })
 	verifyKeys(t, env, c, "client-verify-after-rollout", run, keys)
 
-	scaleReplicas(t, env, c, 4)
-	env.RunClient(t, ns, "client-write-scaled", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"s", "--count", "50")
-	verifyKeys(t, env, c, "client-verify-scaled", run+"s", "50")
+	underLoad(t, env, c, run+"s", "scaling 3 -> 5 -> 3", func() { scaleKeepingMembers(t, env, c, 5, 3) })
+	verifyKeys(t, env, c, "client-verify-scaled", run, keys)
 
 	deleteCluster(t, env, c)
 	c = nil
@@ -373,86 +369,6 @@ func deletePod(t *testing.T, env *framework.Env, c *cluster, name, what string) 
 			}
 			return nil
 		})
-	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
-}
-
-// rollingUpdate changes a field rolled one pod at a time (resources) and waits until every pod was replaced.
-func rollingUpdate(t *testing.T, env *framework.Env, c *cluster) {
-	env.Step(t, "update spec.resources.requests.cpu to 300m: a rolling update, one pod at a time, same epoch")
-	ctx := framework.Ctx(t)
-	_, st, err := c.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uids, err := c.podUIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.patch(ctx, map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "300m"}}}); err != nil {
-		t.Fatal(err)
-	}
-	sawUpdating := false
-	env.Eventually(t, "every pod replaced with cpu 300m and the cluster Ready", 2*readyTimeout, func(ctx context.Context) error {
-		if _, now, err := c.get(ctx); err == nil && now.Phase == "Updating" {
-			sawUpdating = true
-		}
-		pods, err := c.dataPods(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range pods {
-			if p.UID == uids[p.Name] {
-				return fmt.Errorf("pod %s not replaced yet", p.Name)
-			}
-			if cpu := p.Spec.Containers[0].Resources.Requests.Cpu().String(); cpu != "300m" {
-				return fmt.Errorf("pod %s requests cpu %s", p.Name, cpu)
-			}
-		}
-		return c.ready(ctx)
-	})
-	ctx = framework.Ctx(t)
-	_, after, err := c.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.Epoch != st.Epoch {
-		t.Errorf("a resources change moved the topology epoch %d -> %d", st.Epoch, after.Epoch)
-	}
-	env.Logf(t, "rolled all %d pods (phase Updating observed: %v), epoch still %d; %s", len(uids), sawUpdating, after.Epoch, c.summary(ctx))
-}
-
-// scaleReplicas changes spec.replicas: a new topology epoch, and since the operator does not step membership epochs
-// yet, every pod restarts together (data is not kept: rdx is in-memory and the whole shard restarts).
-func scaleReplicas(t *testing.T, env *framework.Env, c *cluster, replicas int64) {
-	env.Step(t, "scale spec.replicas %d -> %d: new epoch, every pod restarts together", c.replicas, replicas)
-	ctx := framework.Ctx(t)
-	_, st, err := c.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uids, err := c.podUIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.patch(ctx, map[string]any{"replicas": replicas}); err != nil {
-		t.Fatal(err)
-	}
-	c.replicas = replicas
-	env.Eventually(t, fmt.Sprintf("%d pods at a new epoch, all restarted, the cluster Ready", replicas), 2*readyTimeout, func(ctx context.Context) error {
-		pods, err := c.dataPods(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range pods {
-			if old, ok := uids[p.Name]; ok && p.UID == old {
-				return fmt.Errorf("pod %s not restarted yet", p.Name)
-			}
-		}
-		if _, now, err := c.get(ctx); err != nil || now.Epoch <= st.Epoch {
-			return fmt.Errorf("epoch still %d (err %v)", st.Epoch, err)
-		}
-		return c.ready(ctx)
-	})
 	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
 }
 

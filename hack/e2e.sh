@@ -49,6 +49,7 @@ run_suite() {
   (
     cd "$RDX_ROOT/e2e"
     RDX_E2E_HELM="$TOOLS_BIN/helm" RDX_E2E_KUBECTL="$K8S_BIN/kubectl" RDX_E2E_OPERATOR_IMAGE="$OPERATOR_IMAGE" RDX_E2E_ENGINE_IMAGE="$ENGINE_IMAGE" \
+      RDX_E2E_ROLLOUT_IMAGE="$ENGINE_ROLLOUT_IMAGE" \
       RDX_E2E_CLIENT_IMAGE="$client_image" RDX_E2E_ARTIFACTS="$artifacts" \
       timeout --kill-after=30s "$(( $(duration_seconds "${RDX_E2E_TIMEOUT:-30m}") + 120 ))" \
       go test -v -count=1 -timeout "${RDX_E2E_TIMEOUT:-30m}" ${RDX_E2E_RUN:+-run "$RDX_E2E_RUN"} ./...
@@ -85,5 +86,6 @@ esac
 phase "engine release build" build_engine
 phase "helm + chart lint" bash "$RDX_ROOT/hack/helm.sh" lint
 phase "images (engine, operator)" build_images
+phase "engine image, rollout tag" bash "$RDX_ROOT/hack/images.sh" engine-rollout
 phase "cluster up (or use KUBECONFIG)" use_or_bring_up_cluster
 phase "e2e suite" run_suite

@@ -5,6 +5,8 @@
 # imported into the local cluster's containerd when it runs (hack/cluster.sh up imports them otherwise).
 #
 #   hack/images.sh [base|engine|operator|all]      (default: all)
+#   hack/images.sh engine-rollout                   the engine image under a second tag ($ENGINE_IMAGE-rollout), for
+#                                                   e2e's rolling image update
 #   hack/images.sh e2e-client                       the e2e suite's Redis client (e2e/cmd/rdx-e2e-client) in a
 #                                                   scratch image; prints its reference on stdout
 #
@@ -117,6 +119,15 @@ build_engine() {
   deliver "$ENGINE_IMAGE"
 }
 
+# tag_engine_rollout: the engine image just built, under a second tag, so e2e can roll TxCluster pods to another
+# image reference (no second build: the layers are shared).
+tag_engine_rollout() {
+  image_exists "$ENGINE_IMAGE" || die "no engine image $ENGINE_IMAGE to tag (hack/images.sh engine first)"
+  buildah_local tag "$ENGINE_IMAGE" "$ENGINE_ROLLOUT_IMAGE" || die "tagging $ENGINE_IMAGE as $ENGINE_ROLLOUT_IMAGE failed"
+  save_image_archive "$ENGINE_ROLLOUT_IMAGE"
+  deliver "$ENGINE_ROLLOUT_IMAGE"
+}
+
 build_operator() {
   if [ ! -d "$RDX_ROOT/operator/cmd/manager" ]; then
     log "SKIPPING the operator image: $RDX_ROOT/operator/cmd/manager does not exist yet"
@@ -167,9 +178,10 @@ t0=$SECONDS
 case "${1:-all}" in
   base) build_base ;;
   engine) build_engine ;;
+  engine-rollout) tag_engine_rollout ;;
   operator) build_operator ;;
   all) build_engine; build_operator ;;
   e2e-client) build_e2e_client ;;
-  *) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,15s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac
 log "images done in $((SECONDS - t0)) s (cache: $IMAGE_CACHE)"

@@ -13,6 +13,7 @@ CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-v0.23.0}
 # The images hack/images.sh builds and every cluster run (demo, e2e, the soft-RoCE VM) installs.
 RDX_VERSION=${RDX_VERSION:-0.1.0}
 ENGINE_IMAGE=ghcr.io/rdx-dev/rdx-engine:$RDX_VERSION
+ENGINE_ROLLOUT_IMAGE=$ENGINE_IMAGE-rollout            # the same image under another tag: e2e's rolling image update
 OPERATOR_IMAGE=ghcr.io/rdx-dev/rdx-operator:$RDX_VERSION
 K8S_BIN=$RDX_CACHE/k8s/$K8S_VERSION/bin
 TOOLS_BIN=$RDX_CACHE/tools/bin

@@ -25,11 +25,28 @@ type ClientResult struct {
 	Seconds float64  `json:"seconds"`
 	Checks  []string `json:"checks"`
 	Error   string   `json:"error"`
+	// load only: the longest time between two acknowledged writes, when it began (since the start), failed attempts
+	MaxGapSeconds   float64 `json:"max_gap_seconds"`
+	GapStartSeconds float64 `json:"gap_start_seconds"`
+	Failures        int     `json:"failures"`
+	FirstFailure    string  `json:"first_failure"`
+}
+
+// ClientPod is a client pod that was started and not waited for yet.
+type ClientPod struct {
+	ns, name string
+	timeout  time.Duration
 }
 
 // RunClient runs rdx-e2e-client with args in a pod of namespace ns (so traffic takes the in-cluster path through
 // the Service), waits for it to finish and returns its result; the test fails when the client does.
 func (e *Env) RunClient(t *testing.T, ns, name string, timeout time.Duration, args ...string) ClientResult {
+	t.Helper()
+	return e.WaitClient(t, e.StartClient(t, ns, name, timeout, args...))
+}
+
+// StartClient creates the pod of RunClient and returns without waiting; timeout bounds the client's whole run.
+func (e *Env) StartClient(t *testing.T, ns, name string, timeout time.Duration, args ...string) ClientPod {
 	t.Helper()
 	ctx := Ctx(t)
 	pod := &corev1.Pod{
@@ -60,8 +77,15 @@ func (e *Env) RunClient(t *testing.T, ns, name string, timeout time.Duration, ar
 		t.Fatalf("create client pod %s: %v", name, err)
 	}
 	e.Logf(t, "client pod %s: rdx-e2e-client %s", name, strings.Join(args, " "))
+	return ClientPod{ns: ns, name: name, timeout: timeout}
+}
+
+// WaitClient waits for a started client to finish and returns its result; the test fails when the client does.
+func (e *Env) WaitClient(t *testing.T, c ClientPod) ClientResult {
+	t.Helper()
+	ctx, ns, name := Ctx(t), c.ns, c.name
 	var phase corev1.PodPhase
-	e.Eventually(t, "client pod "+name+" to finish", timeout, func(ctx context.Context) error {
+	e.Eventually(t, "client pod "+name+" to finish", c.timeout, func(ctx context.Context) error {
 		p, err := e.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

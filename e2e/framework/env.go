@@ -35,6 +35,7 @@ type Settings struct {
 	Transport       string // the sample's transport.kind: tcp, or verbs on a cluster with RDMA devices (kind on soft-RoCE)
 	OperatorImage   string // repository:tag of the operator image the chart installs
 	EngineImage     string // repository:tag of the engine image (the operator's --engine-image)
+	RolloutImage    string // the same engine under another tag: what the rolling image update moves to
 	ClientImage     string // image holding /rdx-e2e-client
 	PullPolicy      string // imagePullPolicy of every pod the suite creates or installs
 	Keys            int    // keys written before the pod deletions and read back after each
@@ -67,6 +68,7 @@ func Load(t *testing.T) *Env {
 		Transport:       envOr("RDX_E2E_TRANSPORT", "tcp"),
 		OperatorImage:   envOr("RDX_E2E_OPERATOR_IMAGE", "ghcr.io/rdx-dev/rdx-operator:0.1.0"),
 		EngineImage:     envOr("RDX_E2E_ENGINE_IMAGE", "ghcr.io/rdx-dev/rdx-engine:0.1.0"),
+		RolloutImage:    os.Getenv("RDX_E2E_ROLLOUT_IMAGE"),
 		ClientImage:     os.Getenv("RDX_E2E_CLIENT_IMAGE"),
 		PullPolicy:      envOr("RDX_E2E_PULL_POLICY", "IfNotPresent"),
 		ArtifactsDir:    os.Getenv("RDX_E2E_ARTIFACTS"),
@@ -97,6 +99,9 @@ func Load(t *testing.T) *Env {
 	}
 	if strings.Count(s.OperatorImage, ":") < 1 || strings.Count(s.EngineImage, ":") < 1 {
 		t.Fatalf("RDX_E2E_OPERATOR_IMAGE=%q and RDX_E2E_ENGINE_IMAGE=%q must be repository:tag", s.OperatorImage, s.EngineImage)
+	}
+	if s.RolloutImage == "" {
+		s.RolloutImage = s.EngineImage + "-rollout" // hack/images.sh engine tags and loads it
 	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)

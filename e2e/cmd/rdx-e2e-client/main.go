@@ -6,6 +6,10 @@
 //	rdx-e2e-client write  --addr host:port --run ID --count N   SET e2e:<run>:<i> to a value derived from run and i
 //	rdx-e2e-client verify --addr host:port --run ID --count N   GET every one of them back and compare
 //	rdx-e2e-client txn    --addr host:port --run ID             MULTI/EXEC, and WATCH with and without a conflict
+//	rdx-e2e-client load   --addr host:port --run ID --count N   write like `write`, retrying each key until it is
+//	                                                            acknowledged, until `stop` (or N keys); reports how
+//	                                                            many, and the longest time writes stopped
+//	rdx-e2e-client stop   --addr host:port --run ID             make the load run of that ID end
 //
 // Every subcommand prints one JSON line {"op":..., "ok":true|false, ...} last and exits non-zero on failure.
 package main
@@ -29,6 +33,11 @@ type result struct {
 	Seconds float64  `json:"seconds"`
 	Checks  []string `json:"checks,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// load only
+	MaxGapSeconds   float64 `json:"max_gap_seconds,omitempty"`
+	GapStartSeconds float64 `json:"gap_start_seconds,omitempty"`
+	Failures        int     `json:"failures,omitempty"`
+	FirstFailure    string  `json:"first_failure,omitempty"`
 }
 
 type options struct {
@@ -40,7 +49,7 @@ type options struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rdx-e2e-client write|verify|txn --addr host:port --run ID [--count N]")
+		fmt.Fprintln(os.Stderr, "usage: rdx-e2e-client write|verify|txn|load|stop --addr host:port --run ID [--count N]")
 		os.Exit(2)
 	}
 	op := os.Args[1]
@@ -48,7 +57,7 @@ func main() {
 	var o options
 	fs.StringVar(&o.addr, "addr", "", "endpoint host:port")
 	fs.StringVar(&o.run, "run", "", "run id: key prefix and value seed")
-	fs.IntVar(&o.count, "count", 100, "number of keys (write, verify)")
+	fs.IntVar(&o.count, "count", 100, "number of keys (write, verify; load: at most)")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "deadline of the whole subcommand")
 	_ = fs.Parse(os.Args[2:])
 	if err := o.validate(); err != nil {
@@ -71,6 +80,13 @@ func main() {
 		res.Keys, err = verify(ctx, rdb, o)
 	case "txn":
 		res.Checks, err = txn(ctx, rdb, newClient(o.addr), o)
+	case "load":
+		var st loadStats
+		res.Keys, st, err = load(ctx, rdb, o)
+		res.MaxGapSeconds, res.GapStartSeconds = st.MaxGap.Seconds(), st.GapStart.Seconds()
+		res.Failures, res.FirstFailure = st.Failures, st.Sample
+	case "stop":
+		err = stop(ctx, rdb, o)
 	default:
 		fmt.Fprintf(os.Stderr, "error: unknown subcommand %q\n", op)
 		os.Exit(2)

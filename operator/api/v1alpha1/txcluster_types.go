@@ -23,12 +23,11 @@ import (
 //   - rolling update of the StatefulSets, same epoch: image, imagePullPolicy, resources, scheduling, podTemplate,
 //     RDMA wiring that does not reach the topology (resource names and counts, networks, privileged, hostNetwork),
 //     hugepages size.
-//   - epoch bump and restart of every pod at once: anything in the topology file: replicas (shard membership),
-//     storeMemory, transactions.*, transport kind, batching, hugepages on/off, rdma device, gidIndex and interface,
-//     workers, endpoint auth on/off. rdxd applies an epoch that adds or removes one data node without a restart,
-//     but this operator does not step replicas one node per epoch yet; for the other fields, nodes started from
-//     different settings refuse each other's connections, so a one-by-one roll would stall. rdx keeps data in
-//     memory, so such a restart starts empty: the data is lost.
+//   - membership epochs, one data node each, applied live by rdxd (no restart, nothing lost): replicas.
+//   - epoch bump and restart of every pod at once: the rest of the topology file: storeMemory, transactions.*,
+//     transport kind, batching, hugepages on/off, rdma device, gidIndex and interface, workers, endpoint auth on/off.
+//     Nodes started from different settings refuse each other's connections, so a one-by-one roll would stall. rdx
+//     keeps data in memory, so such a restart starts empty: the data is lost.
 //   - never: shards (immutable; changing the shard count would remap every key).
 //
 // +kubebuilder:object:root=true
@@ -84,9 +83,8 @@ type TxClusterSpec struct {
 	Shards int32 `json:"shards,omitempty"`
 
 	// replicas is the number of replicas of each shard (1 to 7); the first is the shard's first primary.
-	// Changing it bumps the topology epoch and restarts every pod of the cluster at once (the operator does not step
-	// membership epochs yet). rdxd keeps data in memory only, so the restarted cluster starts empty: scaling loses
-	// the data.
+	// Changing it steps topology epochs one data node at a time, each applied live: a new pod copies its shard while
+	// the others serve, the last pod goes first when scaling in; no other pod restarts and no data is lost.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1

@@ -40,9 +40,12 @@ const (
 	// LabelPodIndex is set by the StatefulSet controller on every pod; ordinal 0 is a shard's first primary.
 	LabelPodIndex = "apps.kubernetes.io/pod-index"
 
-	// AnnotationRestartHash on the pod template changes whenever the topology file changes (see
-	// Topology.RestartHash); pods carrying another value are restarted together.
+	// AnnotationRestartHash on the pod template changes whenever the topology file changes in something other than
+	// its epoch and members (see Topology.RestartHash); pods carrying another value are restarted together.
 	AnnotationRestartHash = "rdx.dev/restart-hash"
+	// AnnotationTopologyEpoch is stamped on each pod (never the template) when the topology epoch moves: updating a
+	// pod makes kubelet refresh its mounted ConfigMap at once.
+	AnnotationTopologyEpoch = "rdx.dev/topology-epoch"
 	// AnnotationMultusNetworks attaches secondary networks through Multus.
 	AnnotationMultusNetworks = "k8s.v1.cni.cncf.io/networks"
 )

@@ -21,6 +21,7 @@ import (
 type NodeState struct {
 	Primary bool
 	View    int64
+	Epoch   int64 // the topology epoch it runs (membership epochs are applied live)
 }
 
 // NodeProber asks one engine pod for its NodeState.
@@ -52,7 +53,7 @@ func (p HTTPProber) Probe(ctx context.Context, pod *corev1.Pod, port int32) (Nod
 	return ParseNodeState(io.LimitReader(resp.Body, 4<<20))
 }
 
-// ParseNodeState reads rdx_primary and rdx_shard_view from a Prometheus text exposition. A data node exports both;
+// ParseNodeState reads rdx_primary, rdx_shard_view and rdx_epoch from a Prometheus text exposition. A data node exports both;
 // their absence is an error (not an rdxd, or not a data node).
 func ParseNodeState(r io.Reader) (NodeState, error) {
 	var st NodeState
@@ -71,7 +72,7 @@ func ParseNodeState(r io.Reader) (NodeState, error) {
 			name, rest, _ = strings.Cut(line, " ")
 		}
 		switch name {
-		case "rdx_primary", "rdx_shard_view":
+		case "rdx_primary", "rdx_shard_view", "rdx_epoch":
 		default:
 			continue
 		}
@@ -85,12 +86,14 @@ func ParseNodeState(r io.Reader) (NodeState, error) {
 			st.Primary = v == 1
 		case "rdx_shard_view":
 			st.View = int64(v)
+		case "rdx_epoch":
+			st.Epoch = int64(v)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return NodeState{}, err
 	}
-	for _, m := range []string{"rdx_primary", "rdx_shard_view"} {
+	for _, m := range []string{"rdx_primary", "rdx_shard_view", "rdx_epoch"} {
 		if !seen[m] {
 			return NodeState{}, fmt.Errorf("metric %s missing", m)
 		}

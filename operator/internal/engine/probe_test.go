@@ -29,21 +29,25 @@ rdx_primary{cluster="local",node="n0"} 1
 # TYPE rdx_primary_authority gauge
 rdx_primary_authority{cluster="local",node="n0"} 0
 rdx_peer_suspected{cluster="local",node="n0",peer="n1"} 1
+# HELP rdx_epoch The topology epoch this node runs (a membership epoch is applied without a restart).
+# TYPE rdx_epoch gauge
+rdx_epoch{cluster="local",node="n0"} 3
 `
 
 func TestParseNodeState(t *testing.T) {
 	st, err := ParseNodeState(strings.NewReader(rdxdMetrics))
-	if err != nil || st != (NodeState{Primary: true, View: 0}) {
+	if err != nil || st != (NodeState{Primary: true, View: 0, Epoch: 3}) {
 		t.Fatalf("ParseNodeState = %+v, %v", st, err)
 	}
 	backup := strings.NewReplacer(`rdx_primary{cluster="local",node="n0"} 1`, `rdx_primary{cluster="a}b",node="n0"} 0`,
 		`rdx_shard_view{cluster="local",node="n0"} 0`, `rdx_shard_view 7`).Replace(rdxdMetrics)
-	if st, err := ParseNodeState(strings.NewReader(backup)); err != nil || st != (NodeState{View: 7}) {
+	if st, err := ParseNodeState(strings.NewReader(backup)); err != nil || st != (NodeState{View: 7, Epoch: 3}) {
 		t.Errorf("a backup of view 7: %+v, %v", st, err)
 	}
 	for name, text := range map[string]string{
 		"not an rdxd":   "# nothing\nprocess_cpu_seconds_total 3\n",
 		"a ro node":     "rdx_ready 1\n",
+		"no epoch":      strings.Replace(rdxdMetrics, `rdx_epoch{cluster="local",node="n0"} 3`, "", 1),
 		"garbage value": strings.Replace(rdxdMetrics, `node="n0"} 1`, `node="n0"} one`, 1),
 	} {
 		if st, err := ParseNodeState(strings.NewReader(text)); err == nil {

@@ -104,8 +104,16 @@ func StoreMemoryMB(c *rdxv1.TxCluster) int32 {
 	return int32(q.Value() >> 20)
 }
 
-// BuildTopology renders the topology for a cluster at the given epoch from a spec the API server defaulted.
+// BuildTopology renders the topology for a cluster at the given epoch from a spec the API server defaulted: every
+// shard with spec.replicas members.
 func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
+	return BuildTopologyNodes(c, epoch, c.Spec.Shards*c.Spec.Replicas)
+}
+
+// BuildTopologyNodes renders the topology with the first `nodes` data nodes of the ordinal-major layout: node i is
+// ordinal i / shards of shard i % shards. Scaling replicas then appends nodes at the end or removes them from it, one
+// per epoch, which is what rdxd applies without a restart (engine/docs/topology.md, "Membership epochs").
+func BuildTopologyNodes(c *rdxv1.TxCluster, epoch int64, nodes int32) Topology {
 	s := &c.Spec
 	t := Topology{
 		Cluster: c.Name,
@@ -141,19 +149,29 @@ func BuildTopology(c *rdxv1.TxCluster, epoch int64) Topology {
 		t.Auth.PasswordFile = path.Join(AuthDir, ref.Key)
 	}
 	for shard := int32(0); shard < s.Shards; shard++ {
-		ts := TopologyShard{ID: shard}
+		t.Shards = append(t.Shards, TopologyShard{ID: shard, Members: []string{}})
+	}
+	for i := int32(0); i < nodes; i++ {
+		shard, ord := i%s.Shards, i/s.Shards
 		ports := PortsOf(c, shard)
-		for ord := int32(0); ord < s.Replicas; ord++ {
-			name := PodName(c, shard, ord)
-			ts.Members = append(ts.Members, name)
-			t.Nodes = append(t.Nodes, TopologyNode{
-				Name: name, Host: PodHost(c, shard, ord),
-				Port: ports.Transport, RedisPort: ports.Redis, HTTPPort: ports.HTTP, Role: RoleData,
-			})
-		}
-		t.Shards = append(t.Shards, ts)
+		name := PodName(c, shard, ord)
+		t.Shards[shard].Members = append(t.Shards[shard].Members, name)
+		t.Nodes = append(t.Nodes, TopologyNode{
+			Name: name, Host: PodHost(c, shard, ord),
+			Port: ports.Transport, RedisPort: ports.Redis, HTTPPort: ports.HTTP, Role: RoleData,
+		})
 	}
 	return t
+}
+
+// Members is how many data nodes of shard `shard` the topology has (its StatefulSet's replicas).
+func (t Topology) Members(shard int32) int32 {
+	for _, s := range t.Shards {
+		if s.ID == shard {
+			return int32(len(s.Members))
+		}
+	}
+	return 0
 }
 
 // MemoryShortfall describes a memory limit too small for rdxd's store plus its process memory (the pod would be
@@ -190,12 +208,22 @@ func (t Topology) Marshal() (string, error) {
 	return string(b) + "\n", nil
 }
 
-// RestartHash identifies the topology a running rdxd was started with: all of it, epoch included, so all pods
-// restart together whenever the file changes. (rdxd applies an epoch that adds or removes one data node live, but
-// this operator does not step replicas one node per epoch yet; nodes started from files with other settings refuse
-// each other, so a process started from such a file could not join the old ones.)
+// RestartHash identifies what a running rdxd cannot change: the topology without its epoch and its members (the
+// first node of each shard stands for the others' addresses and ports). rdxd applies a change of the members alone
+// without a restart; any other change needs new processes, and nodes started from files that differ in it refuse
+// each other, so all pods restart together when it changes.
 func (t Topology) RestartHash() string {
-	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
+	settings := t
+	settings.Epoch = 0
+	settings.Shards = nil
+	for _, s := range t.Shards {
+		settings.Shards = append(settings.Shards, TopologyShard{ID: s.ID})
+	}
+	settings.Nodes = nil
+	if len(t.Nodes) >= len(t.Shards) {
+		settings.Nodes = t.Nodes[:len(t.Shards)]
+	}
+	b, _ := json.Marshal(settings) // plain structs of strings, ints and bools: cannot fail
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -213,19 +241,35 @@ func ParseTopology(data string) (Topology, error) {
 	return t, nil
 }
 
-// NextTopology decides the epoch: unchanged when the rendered file equals the current one at the current epoch,
-// otherwise one more than the highest epoch known (the current file's, or knownEpoch, the status's, when the
-// ConfigMap is gone or unreadable), so an epoch never names two different files.
-func NextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64) (Topology, string, error) {
+// NextTopology decides the next file and its epoch (always one more than the highest known: the current file's, or
+// knownEpoch, the status's, when the ConfigMap is gone or unreadable, so an epoch never names two files).
+//   - The rendered file equals the current one: unchanged.
+//   - Only the number of data nodes differs (spec.replicas changed): one node more or less, in the ordinal-major
+//     layout, once canStep says the cluster can take it (the last joiner serves, the last removed pod is gone);
+//     until then unchanged. rdxd applies such an epoch live; one node per epoch keeps majorities overlapping.
+//   - Anything else: the whole rendered file (a restart).
+func NextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64,
+	canStep func(Topology) bool) (Topology, string, error) {
 	floor := knownEpoch
+	target := c.Spec.Shards * c.Spec.Replicas
 	if current != nil {
-		same := BuildTopology(c, current.Epoch)
+		have := int32(len(current.Nodes))
+		same := BuildTopologyNodes(c, current.Epoch, have)
 		data, err := same.Marshal()
 		if err != nil {
 			return Topology{}, "", err
 		}
 		if data == currentData {
-			return same, data, nil
+			if have == target || !canStep(same) {
+				return same, data, nil
+			}
+			step := have + 1
+			if have > target {
+				step = have - 1
+			}
+			t := BuildTopologyNodes(c, max(floor, current.Epoch)+1, step)
+			data, err := t.Marshal()
+			return t, data, err
 		}
 		floor = max(floor, current.Epoch)
 	}

@@ -108,10 +108,18 @@ func TestTopologyMatchesEngineContract(t *testing.T) {
 	if m := topo.Shards[1].Members; strings.Join(m, ",") != "demo-s1-0,demo-s1-1,demo-s1-2" {
 		t.Errorf("shard 1 members = %v", m)
 	}
-	n := topo.Nodes[3]
+	// Ordinal-major: scaling replicas appends nodes at the end or removes them from it (ids keep their meaning).
+	var names []string
+	for _, x := range topo.Nodes {
+		names = append(names, x.Name)
+	}
+	if got := strings.Join(names, ","); got != "demo-s0-0,demo-s1-0,demo-s0-1,demo-s1-1,demo-s0-2,demo-s1-2" {
+		t.Errorf("node order = %s", got)
+	}
+	n := topo.Nodes[1]
 	if n.Name != "demo-s1-0" || n.Host != "demo-s1-0.demo-hl.default.svc" || n.Port != 7000 || n.RedisPort != 6379 ||
 		n.HTTPPort != 9100 || n.Role != "data" {
-		t.Errorf("node 3 = %+v", n)
+		t.Errorf("node 1 = %+v", n)
 	}
 	if topo.Replication.Protocol != "primary-backup" || topo.Txn.Protocol != "dnl4" || topo.Auth.PasswordFile != "/etc/rdx/auth/password" {
 		t.Errorf("protocols/auth = %+v %+v %+v", topo.Replication, topo.Txn, topo.Auth)
@@ -148,25 +156,43 @@ func TestRDMAInterfaceDefaults(t *testing.T) {
 	}
 }
 
+func always(Topology) bool { return true }
+
 // TestEpochDecisions: what bumps the epoch, and what changes the restart hash.
 func TestEpochDecisions(t *testing.T) {
 	base := defaulted("db")
-	first, firstData, err := NextTopology(base, nil, "", 0)
+	first, firstData, err := NextTopology(base, nil, "", 0, always)
 	if err != nil || first.Epoch != 1 {
 		t.Fatalf("new cluster: epoch %d, err %v; want 1", first.Epoch, err)
 	}
 
-	same, _, _ := NextTopology(base, &first, firstData, 1)
+	same, _, _ := NextTopology(base, &first, firstData, 1, always)
 	if same.Epoch != 1 {
 		t.Errorf("unchanged spec bumped the epoch to %d", same.Epoch)
 	}
 
+	// spec.replicas 3 -> 5: one node per epoch, only once the cluster can take it, and never a restart.
 	scaled := base.DeepCopy()
 	scaled.Spec.Replicas = 5
-	s, _, _ := NextTopology(scaled, &first, firstData, 1)
-	if s.Epoch != 2 || s.RestartHash() == first.RestartHash() {
-		t.Errorf("replicas change: epoch %d (want 2), restart hash unchanged %v (want false): rdxd reads its topology only at start-up",
-			s.Epoch, s.RestartHash() == first.RestartHash())
+	held, _, _ := NextTopology(scaled, &first, firstData, 1, func(Topology) bool { return false })
+	if held.Epoch != 1 {
+		t.Errorf("replicas change before the cluster can take it: epoch %d, want 1", held.Epoch)
+	}
+	cur, curData := first, firstData
+	for want := len(first.Nodes) + 1; want <= 5*int(base.Spec.Shards); want++ {
+		next, data, _ := NextTopology(scaled, &cur, curData, cur.Epoch, always)
+		if next.Epoch != cur.Epoch+1 || len(next.Nodes) != want || next.RestartHash() != first.RestartHash() {
+			t.Fatalf("scale-out step to %d nodes: epoch %d (want %d), %d nodes, restart hash changed %v", want, next.Epoch,
+				cur.Epoch+1, len(next.Nodes), next.RestartHash() != first.RestartHash())
+		}
+		cur, curData = next, data
+	}
+	if done, _, _ := NextTopology(scaled, &cur, curData, cur.Epoch, always); done.Epoch != cur.Epoch {
+		t.Errorf("scaled cluster: epoch moved to %d", done.Epoch)
+	}
+	down, _, _ := NextTopology(base, &cur, curData, cur.Epoch, always)
+	if len(down.Nodes) != len(cur.Nodes)-1 || down.Nodes[len(down.Nodes)-1].Name != cur.Nodes[len(cur.Nodes)-2].Name {
+		t.Errorf("scale-in step: %d nodes, want %d, the last one removed", len(down.Nodes), len(cur.Nodes)-1)
 	}
 
 	for name, mutate := range map[string]func(*rdxv1.TxClusterSpec){
@@ -182,7 +208,7 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		got, _, _ := NextTopology(changed, &first, firstData, 1)
+		got, _, _ := NextTopology(changed, &first, firstData, 1, always)
 		if got.Epoch != 2 || got.RestartHash() == first.RestartHash() {
 			t.Errorf("%s: epoch %d (want 2), restart hash unchanged %v (want false)", name, got.Epoch, got.RestartHash() == first.RestartHash())
 		}
@@ -195,16 +221,17 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		if got, _, _ := NextTopology(changed, &first, firstData, 1); got.Epoch != 1 {
+		if got, _, _ := NextTopology(changed, &first, firstData, 1, always); got.Epoch != 1 {
 			t.Errorf("%s changed the topology epoch to %d", name, got.Epoch)
 		}
 	}
 
-	if got, _, _ := NextTopology(base, nil, "", 7); got.Epoch != 8 || got.RestartHash() == first.RestartHash() {
-		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d (want 8), restart hash unchanged %v (want false)",
-			got.Epoch, got.RestartHash() == first.RestartHash())
+	// A lost ConfigMap is written again at a new epoch; with the same settings the running pods take it live.
+	if got, _, _ := NextTopology(base, nil, "", 7, always); got.Epoch != 8 || got.RestartHash() != first.RestartHash() {
+		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d (want 8), restart hash changed %v (want false)",
+			got.Epoch, got.RestartHash() != first.RestartHash())
 	}
-	if got, _, _ := NextTopology(base, &first, firstData+" ", 7); got.Epoch != 8 {
+	if got, _, _ := NextTopology(base, &first, firstData+" ", 7, always); got.Epoch != 8 {
 		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)
 	}
 }

@@ -86,7 +86,7 @@ func endpointServices(c *rdxv1.TxCluster) []*corev1ac.ServiceApplyConfiguration 
 
 // statefulSet runs one shard. Pods start in parallel (peers must see each other to become ready) and roll one at
 // a time for changes rdxd survives; the reconciler restarts them together for changes it does not.
-func statefulSet(c *rdxv1.TxCluster, image string, shard int32, restartHash string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
+func statefulSet(c *rdxv1.TxCluster, image string, shard, replicas int32, restartHash string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
 	tmpl, err := engine.PodTemplate(c, image, shard, restartHash)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func statefulSet(c *rdxv1.TxCluster, image string, shard int32, restartHash stri
 	return appsv1ac.StatefulSet(engine.StatefulSetName(c, shard), c.Namespace).
 		WithLabels(engine.ShardLabels(c, shard)).
 		WithSpec(appsv1ac.StatefulSetSpec().
-			WithReplicas(c.Spec.Replicas).
+			WithReplicas(replicas).
 			WithServiceName(engine.HeadlessName(c)).
 			WithPodManagementPolicy(appsv1.ParallelPodManagement).
 			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).

@@ -23,6 +23,9 @@ const (
 	// stays Ready for a while).
 	recheckWithoutPrimary = 2 * time.Second
 	recheckPrimaries      = 30 * time.Second
+	// While membership is stepped, whether every node runs the last epoch is looked at every second: rdxd applying
+	// it is no pod event.
+	recheckStepping = time.Second
 )
 
 var defaultProber = engine.HTTPProber{Client: &http.Client{Timeout: probeTimeout}}

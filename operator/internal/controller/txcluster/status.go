@@ -98,6 +98,14 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 	}
 
 	var rolling []string
+	stepping := false // membership epochs are still being stepped towards spec.replicas
+	for _, shard := range o.topology.Shards {
+		if n := int32(len(shard.Members)); n != c.Spec.Replicas {
+			stepping = true
+			rolling = append(rolling, fmt.Sprintf("shard %d: %d of %d members, one node per topology epoch", shard.ID, n,
+				c.Spec.Replicas))
+		}
+	}
 	for i := range o.statefulSets {
 		if msg := rolloutPending(&o.statefulSets[i], c.Spec.Replicas); msg != "" {
 			rolling = append(rolling, msg)
@@ -158,7 +166,9 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 		set(rdxv1.ConditionWritable, true, ReasonPrimariesReady,
 			fmt.Sprintf("the primaries of all %d shards are ready", len(o.topology.Shards)))
 	}
-	switch { // primaries change without pod events; with no pod running, a pod event comes first
+	switch { // primaries and epochs change without pod events; with no pod running, a pod event comes first
+	case stepping:
+		recheck = minRecheck(recheck, recheckStepping)
 	case electing:
 		recheck = minRecheck(recheck, recheckWithoutPrimary)
 	case len(o.nodes) > 0:

@@ -104,12 +104,8 @@ func waitTopology(t *testing.T, c *rdxv1.TxCluster, epoch int64) engine.Topology
 	t.Helper()
 	var topo engine.Topology
 	testenv.Eventually(t, wait, func() error {
-		var cm corev1.ConfigMap
-		if err := get(t, c, engine.TopologyName(c), &cm); err != nil {
-			return err
-		}
 		var err error
-		if topo, err = engine.ParseTopology(cm.Data[engine.TopologyKey]); err != nil {
+		if topo, err = readTopology(t, c); err != nil {
 			return err
 		}
 		if topo.Epoch != epoch {
@@ -118,6 +114,16 @@ func waitTopology(t *testing.T, c *rdxv1.TxCluster, epoch int64) engine.Topology
 		return nil
 	})
 	return topo
+}
+
+// readTopology reads the cluster's topology ConfigMap as it is now.
+func readTopology(t *testing.T, c *rdxv1.TxCluster) (engine.Topology, error) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	if err := get(t, c, engine.TopologyName(c), &cm); err != nil {
+		return engine.Topology{}, err
+	}
+	return engine.ParseTopology(cm.Data[engine.TopologyKey])
 }
 
 // waitStatefulSet waits until the shard's StatefulSet satisfies check.
@@ -213,11 +219,23 @@ func setPodReady(t *testing.T, p *corev1.Pod, ready bool) {
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
-	if err := env.Client.Status().Update(context.Background(), p); err != nil {
-		t.Fatalf("set pod %s ready=%v: %v", p.Name, ready, err)
-	}
+	updatePodStatus(t, p, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	})
+}
+
+// updatePodStatus writes a pod's status as mutate sets it, on the newest copy (the operator stamps epochs on pods
+// meanwhile), and leaves that copy in p.
+func updatePodStatus(t *testing.T, p *corev1.Pod, mutate func(*corev1.Pod)) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		mutate(p)
+		return env.Client.Status().Update(context.Background(), p)
+	})
 }
 
 // waitEvent waits for an event about the TxCluster with the given reason whose note contains text.
@@ -300,10 +318,15 @@ func (f *fakeEngines) Probe(_ context.Context, p *corev1.Pod, _ int32) (engine.N
 	if err := f.errs[p.Namespace+"/"+p.Name]; err != nil {
 		return engine.NodeState{}, err
 	}
+	// A pod runs the epoch stamped on it: the stamp is what makes kubelet deliver the file (announceEpoch).
+	epoch, _ := strconv.ParseInt(p.Annotations[engine.AnnotationTopologyEpoch], 10, 64)
 	if st, ok := f.states[p.Namespace+"/"+p.Name]; ok {
+		if st.Epoch == 0 {
+			st.Epoch = epoch
+		}
 		return st, nil
 	}
-	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0"}, nil
+	return engine.NodeState{Primary: p.Labels[engine.LabelPodIndex] == "0", Epoch: epoch}, nil
 }
 
 func (f *fakeEngines) set(pod *corev1.Pod, st engine.NodeState) {

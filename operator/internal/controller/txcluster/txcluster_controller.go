@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -48,7 +49,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=rdx.dev,resources=txclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=rdx.dev,resources=txclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -69,6 +70,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	obs := observation{cluster: &c, now: time.Now(), degradedAfter: r.DegradedAfter}
+	// What the pods run decides whether the next membership epoch may be written, and is what the status reports.
+	pods, err := r.listPods(ctx, &c)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("list pods: %w", err)
+	}
+	obs.pods = pods
+	obs.nodes = r.probeNodes(ctx, &c, obs.pods)
 	steps := []struct {
 		name string
 		run  func(context.Context, *rdxv1.TxCluster, *observation) error
@@ -86,16 +94,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			break
 		}
 	}
-	if obs.pods == nil && obs.stepErr != nil {
-		if pods, err := r.listPods(ctx, &c); err == nil {
-			obs.pods = pods
-		}
-	}
 	if msg := engine.MemoryShortfall(&c); msg != "" {
 		r.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "MemoryTooSmall", "Reconcile", "%s", msg)
 	}
 
-	obs.nodes = r.probeNodes(ctx, &c, obs.pods)
 	status, recheck := computeStatus(obs)
 	if err := r.applier().Status(ctx, &c, &status); apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil // deleted while reconciling
@@ -130,7 +132,8 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 			current = &t
 		}
 	}
-	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], c.Status.Epoch)
+	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], c.Status.Epoch,
+		func(t engine.Topology) bool { return canStep(t, obs.pods, obs.nodes) })
 	if err != nil {
 		return err
 	}
@@ -144,6 +147,27 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 	}
 	obs.topology, obs.restartHash, obs.topologyConfigMap = topo, topo.RestartHash(), &cm
 	return nil
+}
+
+// canStep says whether the cluster can take the next membership epoch: every node of `t` has a ready pod that runs
+// its restart hash (the last joiner serves) and says it runs epoch t.Epoch, and no pod of a node `t` removed is
+// left (the last one removed is gone). rdxd follows one data node per epoch: a node still on an older epoch that
+// got the next one would have to copy its shard again (engine/docs/topology.md, "Membership epochs").
+func canStep(t engine.Topology, pods []corev1.Pod, probes map[string]nodeProbe) bool {
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	hash := t.RestartHash()
+	for _, n := range t.Nodes {
+		p, probe := byName[n.Name], probes[n.Name]
+		if p == nil || p.DeletionTimestamp != nil || !runsCurrent(p, hash) || !podReady(p) || probe.err != nil ||
+			probe.state.Epoch < t.Epoch {
+			return false
+		}
+		delete(byName, n.Name)
+	}
+	return len(byName) == 0
 }
 
 func (r *Reconciler) reconcileServices(ctx context.Context, c *rdxv1.TxCluster, _ *observation) error {
@@ -165,7 +189,7 @@ func (r *Reconciler) reconcileStatefulSets(ctx context.Context, c *rdxv1.TxClust
 		image = r.EngineImage
 	}
 	for shard := int32(0); shard < c.Spec.Shards; shard++ {
-		ac, err := statefulSet(c, image, shard, obs.restartHash)
+		ac, err := statefulSet(c, image, shard, obs.topology.Members(shard), obs.restartHash)
 		if err != nil {
 			return err
 		}
@@ -196,6 +220,9 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 		return err
 	}
 	obs.pods = pods
+	if err := r.announceEpoch(ctx, obs); err != nil {
+		return err
+	}
 	for i := range obs.statefulSets {
 		if s := &obs.statefulSets[i]; s.Status.ObservedGeneration < s.Generation {
 			return nil
@@ -223,6 +250,32 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 		}
 	}
 	obs.pods = kept
+	for i := range stale {
+		delete(obs.nodes, stale[i].Name)
+	}
+	return nil
+}
+
+// announceEpoch stamps the topology epoch on every pod that runs the current restart hash. kubelet refreshes a
+// pod's mounted ConfigMap when it syncs the pod, which an update of the pod triggers; otherwise the new file may
+// take a minute or more to appear (its periodic sync). One pod with the file is enough: rdxd hands a newer epoch to
+// its peers with its heartbeats.
+func (r *Reconciler) announceEpoch(ctx context.Context, obs *observation) error {
+	epoch := strconv.FormatInt(obs.topology.Epoch, 10)
+	for i := range obs.pods {
+		p := &obs.pods[i]
+		if p.DeletionTimestamp != nil || !runsCurrent(p, obs.restartHash) || p.Annotations[engine.AnnotationTopologyEpoch] == epoch {
+			continue
+		}
+		patch := client.MergeFrom(p.DeepCopy())
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[engine.AnnotationTopologyEpoch] = epoch
+		if err := r.Patch(ctx, p, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("annotate pod %s with epoch %s: %w", p.Name, epoch, err)
+		}
+	}
 	return nil
 }
 

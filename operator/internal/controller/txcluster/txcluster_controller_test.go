@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -290,13 +291,11 @@ func TestStatusFollowsPods(t *testing.T) {
 	}
 	waitEvent(t, c, "Ready", "1 shards x 3 replicas ready at epoch 1")
 
-	p := pods[2]
-	p.Status.Conditions[0].Status = corev1.ConditionFalse
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: engine.ContainerName, RestartCount: 4, State: corev1.ContainerState{
-		Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}}}}
-	if err := env.Client.Status().Update(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	updatePodStatus(t, pods[2], func(p *corev1.Pod) {
+		p.Status.Conditions[0].Status = corev1.ConditionFalse
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: engine.ContainerName, RestartCount: 4, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}}}}
+	})
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
 		if st.Phase != rdxv1.PhaseDegraded || st.ReadyReplicas != 2 {
 			return fmt.Errorf("phase %s ready %d", st.Phase, st.ReadyReplicas)
@@ -349,8 +348,8 @@ func TestStatusFollowsPods(t *testing.T) {
 	waitEvent(t, c, "PrimaryUnavailable", "shard 0: no member answered (ready-s0-0: connection refused")
 }
 
-// TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas or protocol change bumps the
-// epoch and restarts every pod at once.
+// TestUpdates: an image change rolls the StatefulSets at the same epoch; a replicas change steps membership epochs
+// one node at a time and restarts nobody; a protocol change bumps the epoch and restarts every pod at once.
 func TestUpdates(t *testing.T) {
 	c := createCluster(t, "upd", nil)
 	first := waitTopology(t, c, 1)
@@ -388,41 +387,50 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true)
 	waitEvent(t, c, "Updated", "updated StatefulSet upd-s0")
 
-	// Replicas: membership changes at a new epoch. The operator does not step membership epochs yet, so the new restart
-	// hash restarts every pod together once the StatefulSet has observed its new template.
+	// Replicas: rdxd applies membership epochs live, one data node per epoch. 3 -> 5 is two epochs, each written
+	// once every node of the previous one has a ready pod that runs it; the restart hash stays, no pod is deleted.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Replicas = 5 })
-	scaled := waitTopology(t, c, 2)
-	if len(scaled.Shards[0].Members) != 5 || scaled.RestartHash() == first.RestartHash() {
-		t.Errorf("scaled topology: %d members, restart hash changed %v (want true)", len(scaled.Shards[0].Members), scaled.RestartHash() != first.RestartHash())
+	scaled := first
+	for epoch, members := int64(2), 4; members <= 5; epoch, members = epoch+1, members+1 {
+		scaled = waitMembers(t, c, first, epoch, members)
+		waitEvent(t, c, "EpochBumped", fmt.Sprintf("topology epoch %d -> %d", epoch-1, epoch))
+		waitEpochStamped(t, pods, epoch)
+		// envtest runs no StatefulSet controller: the joiner's pod is created here. The next epoch waits for it to
+		// be ready, and for every member to say it runs this one.
+		joiner := createPod(t, c, 0, int32(members-1), false)
+		pods = append(pods, joiner)
+		engines.set(pods[0], engine.NodeState{Primary: true, Epoch: epoch - 1})
+		setPodReady(t, joiner, true)
+		expectEpochHeld(t, c, epoch)
+		engines.set(pods[0], engine.NodeState{Primary: true})
+		rolledOut(t, c, 0, int32(members))
 	}
-	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
-		if *s.Spec.Replicas != 5 || s.Spec.Template.Annotations[engine.AnnotationRestartHash] != scaled.RestartHash() {
-			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[engine.AnnotationRestartHash])
-		}
-		return nil
-	})
-	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
-	rolledOut(t, c, 0, 0)
-	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
-	waitEvent(t, c, "EpochBumped", "topology epoch 1 -> 2")
-	waitEvent(t, c, "Restarting", "restarting 3 pods together for topology epoch 2")
-	// envtest runs no StatefulSet controller: create the replacements from the new template.
-	pods = pods[:0]
-	for ord := int32(0); ord < 5; ord++ {
-		pods = append(pods, createPod(t, c, 0, ord, true))
-	}
-	rolledOut(t, c, 0, 5)
+	expectPodsExist(t, pods, true) // nobody was restarted
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
-		if st.Epoch != 2 || st.Replicas != 5 || st.ReadyReplicas != 5 {
+		if st.Epoch != 3 || st.Replicas != 5 || st.ReadyReplicas != 5 {
 			return fmt.Errorf("epoch %d replicas %d ready %d", st.Epoch, st.Replicas, st.ReadyReplicas)
 		}
 		return conditionIs(st, rdxv1.ConditionReady, metav1.ConditionTrue, "")
 	})
 
+	// 5 -> 3: the last node first, each epoch once the pod of the node removed before is gone.
+	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Replicas = 3 })
+	for epoch, members := int64(4), 4; members >= 3; epoch, members = epoch+1, members-1 {
+		scaled = waitMembers(t, c, first, epoch, members)
+		removed := pods[len(pods)-1]
+		expectEpochHeld(t, c, epoch)
+		if err := env.Client.Delete(context.Background(), removed); err != nil { // the StatefulSet controller's part
+			t.Fatal(err)
+		}
+		pods = pods[:len(pods)-1]
+		rolledOut(t, c, 0, int32(members))
+	}
+	expectPodsExist(t, pods, true)
+
 	// Transaction protocol: rdxd cannot switch live. New epoch, new restart hash, and once the StatefulSet has
 	// seen its new template every old pod is deleted together.
 	updateCluster(t, c, func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.ProtocolDNL2 })
-	restarted := waitTopology(t, c, 3)
+	restarted := waitTopology(t, c, 6)
 	if restarted.Txn.Protocol != "dnl2" || restarted.RestartHash() == scaled.RestartHash() {
 		t.Fatalf("protocol change: txn %q, restart hash changed %v", restarted.Txn.Protocol, restarted.RestartHash() != scaled.RestartHash())
 	}
@@ -435,9 +443,9 @@ func TestUpdates(t *testing.T) {
 	expectPodsExist(t, pods, true) // the StatefulSet has not observed the new template yet
 	rolledOut(t, c, 0, 0)
 	testenv.Eventually(t, wait, func() error { return podsGone(pods) })
-	waitEvent(t, c, "Restarting", "restarting 5 pods together for topology epoch 3")
+	waitEvent(t, c, "Restarting", "restarting 3 pods together for topology epoch 6")
 	waitStatus(t, c, func(st *rdxv1.TxClusterStatus) error {
-		if st.Epoch != 3 || st.ReadyReplicas != 0 || st.Phase != rdxv1.PhasePending {
+		if st.Epoch != 6 || st.ReadyReplicas != 0 || st.Phase != rdxv1.PhasePending {
 			return fmt.Errorf("epoch %d ready %d phase %s", st.Epoch, st.ReadyReplicas, st.Phase)
 		}
 		return nil
@@ -451,7 +459,53 @@ func TestUpdates(t *testing.T) {
 	if err := env.Client.Delete(context.Background(), &cm); err != nil {
 		t.Fatal(err)
 	}
-	waitTopology(t, c, 4)
+	waitTopology(t, c, 7)
+}
+
+// waitMembers waits for topology `epoch` with `members` members of shard 0, the StatefulSet sized to them, and the
+// restart hash of `first` (a membership epoch restarts nobody).
+func waitMembers(t *testing.T, c *rdxv1.TxCluster, first engine.Topology, epoch int64, members int) engine.Topology {
+	t.Helper()
+	topo := waitTopology(t, c, epoch)
+	if len(topo.Shards[0].Members) != members || topo.RestartHash() != first.RestartHash() {
+		t.Fatalf("epoch %d: %d members (want %d), restart hash changed %v (want false)", epoch,
+			len(topo.Shards[0].Members), members, topo.RestartHash() != first.RestartHash())
+	}
+	want := int32(members)
+	waitStatefulSet(t, c, 0, func(s *appsv1.StatefulSet) error {
+		if *s.Spec.Replicas != want || s.Spec.Template.Annotations[engine.AnnotationRestartHash] != first.RestartHash() {
+			return fmt.Errorf("replicas %d, template restart hash %q", *s.Spec.Replicas, s.Spec.Template.Annotations[engine.AnnotationRestartHash])
+		}
+		return nil
+	})
+	return topo
+}
+
+// expectEpochHeld checks that the topology stays at `epoch` for a while (the operator may not step yet).
+func expectEpochHeld(t *testing.T, c *rdxv1.TxCluster, epoch int64) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if topo, err := readTopology(t, c); err != nil || topo.Epoch != epoch {
+			t.Fatalf("topology at epoch %d (%v) while it had to stay at %d", topo.Epoch, err, epoch)
+		}
+	}
+}
+
+// waitEpochStamped waits until every pod carries the epoch annotation (what makes kubelet refresh the file).
+func waitEpochStamped(t *testing.T, pods []*corev1.Pod, epoch int64) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() error {
+		for _, p := range pods {
+			var cur corev1.Pod
+			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &cur); err != nil {
+				return err
+			}
+			if got := cur.Annotations[engine.AnnotationTopologyEpoch]; got != strconv.FormatInt(epoch, 10) {
+				return fmt.Errorf("pod %s stamped with epoch %q", p.Name, got)
+			}
+		}
+		return nil
+	})
 }
 
 func expectPodsExist(t *testing.T, pods []*corev1.Pod, exist bool) {
