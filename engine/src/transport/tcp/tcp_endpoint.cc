@@ -73,12 +73,15 @@ ConnId TcpEndpoint::add_conn(net::UniqueFd fd, State st, NodeId node, uint16_t w
 }
 
 Result<ConnId> TcpEndpoint::connect(const PeerAddr& peer, uint16_t remote_worker) {
-  auto fd = net::connect_tcp_nonblocking(peer.host, peer.port);
+  const std::string host = transport_.dial_host(peer);
+  auto fd = net::connect_tcp_nonblocking(host, peer.port);
   if (!fd) {
     ++stats_.conn_failures;
+    transport_.dial_failed(peer.node, host);
     return fd.status();
   }
   ConnId id = add_conn(std::move(fd.value()), State::kConnecting, peer.node, remote_worker);
+  conns_[id]->dialed = host;
   Hello h{kMagic,
           kWireVersion,
           transport_.config().node,
@@ -243,6 +246,7 @@ void TcpEndpoint::fail(ConnId id, const char* why) {
   if (c.state == State::kDown) return;
   spdlog::debug("tcp endpoint w{}: connection {} to node {} worker {} down: {}", worker_, id, c.peer_node,
                 c.peer_worker, why);
+  if (c.state != State::kUp && !c.dialed.empty()) transport_.dial_failed(c.peer_node, c.dialed);
   epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
   c.fd.reset();
   c.state = State::kDown;

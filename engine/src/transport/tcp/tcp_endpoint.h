@@ -66,6 +66,7 @@ class TcpEndpoint final : public Endpoint {
     std::deque<PendingOp> pending;                        // one response per request, in order
     std::vector<std::byte> stage;                         // packet_buffer()
     std::chrono::steady_clock::time_point up_deadline{};  // outgoing connections: fail if not up by then
+    std::string dialed;                                   // outgoing connections: the host dialed
   };
 
   TcpEndpoint(TcpTransport& t, uint16_t worker, net::UniqueFd epfd, MemoryBlock scratch);

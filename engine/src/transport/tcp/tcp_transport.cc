@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_transport.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -124,6 +126,16 @@ void TcpTransport::handshake(int fd) {
     ::close(fd);
     return;
   }
+  if (in.src_node < kFirstClientNode) {
+    sockaddr_in from{};
+    socklen_t len = sizeof(from);
+    char ip[INET_ADDRSTRLEN] = {};
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&from), &len) == 0 && from.sin_family == AF_INET &&
+        inet_ntop(AF_INET, &from.sin_addr, ip, sizeof(ip)) != nullptr) {
+      std::lock_guard<std::mutex> lk(learned_mu_);
+      learned_[in.src_node] = ip;
+    }
+  }
   Handoff& h = *handoffs_[in.dst_worker];
   {
     std::lock_guard<std::mutex> lk(h.mu);
@@ -131,6 +143,17 @@ void TcpTransport::handshake(int fd) {
   }
   uint64_t one = 1;
   [[maybe_unused]] ssize_t r = ::write(h.eventfd, &one, sizeof(one));
+}
+
+std::string TcpTransport::dial_host(const PeerAddr& peer) {
+  std::lock_guard<std::mutex> lk(learned_mu_);
+  auto it = learned_.find(peer.node);
+  return it == learned_.end() ? peer.host : it->second;
+}
+
+void TcpTransport::dial_failed(NodeId node, const std::string& host) {
+  std::lock_guard<std::mutex> lk(learned_mu_);
+  if (auto it = learned_.find(node); it != learned_.end() && it->second == host) learned_.erase(it);
 }
 
 }  // namespace rdx::transport::tcp

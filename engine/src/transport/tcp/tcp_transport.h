@@ -6,7 +6,9 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/transport.h"
@@ -49,6 +51,13 @@ class TcpTransport final : public Transport {
   const TransportConfig& config() const { return cfg_; }
   Handoff& handoff(uint16_t worker) { return *handoffs_[worker]; }
 
+  // Where to dial `peer`: the address its latest accepted connection came from, when one did, else its configured
+  // host. A restarted pod comes back with a new IP while DNS may answer the old one for a TTL (30 s with the usual
+  // CoreDNS settings); the restarted node dials everybody at once, and its connection carries the new address.
+  std::string dial_host(const PeerAddr& peer);
+  // A dial of `host` for `node` failed: when it was a learned address, forget it (DNS again from the next attempt).
+  void dial_failed(NodeId node, const std::string& host);
+
  private:
   explicit TcpTransport(TransportConfig cfg);
   Status start_listener();
@@ -63,6 +72,8 @@ class TcpTransport final : public Transport {
   int stop_fd_ = -1;
   uint16_t port_ = 0;
   std::thread acceptor_;
+  std::mutex learned_mu_;
+  std::unordered_map<NodeId, std::string> learned_;  // data node -> the IP its latest accepted connection came from
 };
 
 }  // namespace rdx::transport::tcp

@@ -204,5 +204,39 @@ TEST(TcpTransport, ConnectionNotUpBeforeTheTimeoutFails) {
   EXPECT_GE(ep->stats().conn_failures, 1u);
 }
 
+// A restarted pod has a new IP while DNS may still answer its old one: a node dials a peer at the address the
+// peer's latest connection came from, so the name (here one that does not resolve at all) is not needed.
+TEST(TcpTransport, DialsAPeerWhereItsConnectionCameFrom) {
+  auto polls_up = [](Endpoint& ep, ConnId conn) {
+    Completion out[16];
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+         std::chrono::steady_clock::now() < until;) {
+      size_t n = ep.poll(out);
+      for (size_t i = 0; i < n; ++i) {
+        if (out[i].conn != conn) continue;
+        if (out[i].kind == CompletionKind::kConnUp) return true;
+        if (out[i].kind == CompletionKind::kConnDown) return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+  };
+  auto a = make_transport(tcp_param().config(1, 1)).value();
+  auto b = make_transport(tcp_param().config(2, 1)).value();
+  auto ep_a = a->create_endpoint(0).value();
+  auto ep_b = b->create_endpoint(0).value();
+  const PeerAddr b_by_stale_name{2, "stale-name.invalid", b->listen_port(), ""};
+
+  auto before = ep_a->connect(b_by_stale_name, 0);  // nothing learned yet: the name is all there is
+  EXPECT_TRUE(!before.is_ok() || !polls_up(*ep_a, before.value()));
+
+  auto b_to_a = ep_b->connect(PeerAddr{1, "127.0.0.1", a->listen_port(), ""}, 0);
+  ASSERT_TRUE(b_to_a.is_ok());
+  ASSERT_TRUE(polls_up(*ep_b, b_to_a.value()));
+  auto a_to_b = ep_a->connect(b_by_stale_name, 0);
+  ASSERT_TRUE(a_to_b.is_ok()) << a_to_b.status().to_string();
+  EXPECT_TRUE(polls_up(*ep_a, a_to_b.value()));
+}
+
 }  // namespace
 }  // namespace rdx::transport::testing
