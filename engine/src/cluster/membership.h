@@ -42,13 +42,15 @@ class Membership {
         suspicions_(nodes),
         views_(initial_primaries.size()),
         votes_(initial_primaries.size()),
-        vote_fence_(initial_primaries.size()) {
+        vote_fence_(initial_primaries.size()),
+        resigned_view_(initial_primaries.size()) {
     for (auto& s : member_state_) s.store(MemberState::kInSync);
     for (auto& g : oldest_write_gen_) g.store(kNoWrite);
     for (auto& e : adopted_epoch_) e.store(0);
     for (size_t s = 0; s < views_.size(); ++s) {
       views_[s].store(ShardView{0, initial_primaries[s]}.packed());
       vote_fence_[s].store(0);
+      resigned_view_[s].store(kNoView);
     }
   }
 
@@ -114,7 +116,7 @@ class Membership {
   Exclusion try_exclude(uint16_t node, Leases::Clock::time_point now) {
     std::lock_guard<std::mutex> lk(transitions_mu_);
     if (!leases_.revoked(node) || member(node) == MemberState::kFailed) return Exclusion::kAbandoned;
-    if (leases_.enabled() && now < leases_.granted_until(node)) return Exclusion::kWait;
+    if (leases_.enabled() && !resigned(node) && now < leases_.granted_until(node)) return Exclusion::kWait;
     member_state_[node].store(MemberState::kFailed, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_acq_rel);
     return Exclusion::kExcluded;
@@ -140,6 +142,31 @@ class Membership {
     adopted_epoch_[worker].store(epoch, std::memory_order_release);
   }
   bool every_worker_runs(uint32_t epoch) const { return every_at_least(adopted_epoch_, epoch); }
+
+  // --- handover: a primary that is asked to stop hands its shard to another member first ---
+  // Node::hand_over requests it; the replication protocol's worker 0 takes it (kUnderWay) and marks it kDone when
+  // another member leads, or when there was nothing to hand over, or it gave up.
+  enum class Handover : uint8_t { kNone, kRequested, kUnderWay, kDone };
+  Handover handover() const { return handover_.load(std::memory_order_acquire); }
+  void set_handover(Handover h) { handover_.store(h, std::memory_order_release); }
+  // This node stopped serving as its shard's primary for good (serves_as_primary): it is handing its shard over.
+  bool resigning() const { return resigning_.load(std::memory_order_acquire); }
+  void set_resigning() { resigning_.store(true, std::memory_order_release); }
+  // The primary of `v`, this node's current view of `shard`, said it serves no more (it is handing over).
+  void note_resigned(uint32_t shard, ShardView v) {
+    resigned_view_[shard].store(v.packed(), std::memory_order_release);
+  }
+  // Whether `node` resigned as the primary of a shard in the view installed here: it is lost for an election, and
+  // the leases this node granted it need not be waited out to exclude it (try_exclude). A resignation is tied to its
+  // view: once another view is installed it says nothing (the node may lead again later).
+  bool resigned(uint16_t node) const {
+    for (size_t s = 0; s < views_.size(); ++s) {
+      const uint64_t r = resigned_view_[s].load(std::memory_order_acquire);
+      if (r != kNoView && r == views_[s].load(std::memory_order_acquire) && ShardView::unpack(r).primary == node)
+        return true;
+    }
+    return false;
+  }
 
   // True once this node's copy of its shard is complete (fresh cluster start, or after recovery): it serves.
   bool in_sync() const { return in_sync_.load(std::memory_order_acquire); }
@@ -182,9 +209,13 @@ class Membership {
   std::atomic<bool> excluded_noticed_{false};
   std::vector<std::atomic<bool>> suspected_;
   std::vector<std::atomic<uint64_t>> suspicions_;
+  std::atomic<Handover> handover_{Handover::kNone};
+  std::atomic<bool> resigning_{false};
   std::vector<std::atomic<uint64_t>> views_;       // ShardView::packed, per shard
   std::vector<ShardView> votes_;                   // per shard, under transitions_mu_
   std::vector<std::atomic<uint64_t>> vote_fence_;  // per shard (vote_fence)
+  static constexpr uint64_t kNoView = std::numeric_limits<uint64_t>::max();
+  std::vector<std::atomic<uint64_t>> resigned_view_;  // per shard: ShardView::packed of a resigned primary, or kNoView
   std::atomic<uint64_t> promotions_{0};
 };
 

@@ -44,11 +44,11 @@ inline uint16_t primary_of(WorkerContext& ctx, std::string_view key) {
 }
 // Whether this node may answer as its shard's primary for something it read or decided by `after`: it is the
 // primary of its view, its copy is complete, and it held leases from a majority of the data nodes until then
-// (Leases::authority), so no successor can have served meanwhile.
+// (Leases::authority), so no successor can have served meanwhile; and it has not resigned to hand its shard over.
 inline bool serves_as_primary(WorkerContext& ctx, std::chrono::steady_clock::time_point after) {
   Membership& m = ctx.membership();
   const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
-  return m.in_sync() && m.primary(shard) == ctx.self() && m.leases().authority(after);
+  return m.in_sync() && !m.resigning() && m.primary(shard) == ctx.self() && m.leases().authority(after);
 }
 // A view of `shard` another node reported (a heartbeat answer, an election's announcement): installed when its
 // primary is a member of the shard and it is newer (Membership::learn_view). True when installed.

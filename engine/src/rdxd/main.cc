@@ -219,6 +219,8 @@ int main(int argc, char** argv) {
       node.value()->toggle_test_partition();
     } else if (sig > 0) {
       spdlog::info("rdxd: signal {} received, stopping", sig);
+      // A primary hands its shard over first (a pod's grace period is 30 s by default; this takes about a second).
+      if (node.value()->hand_over(std::chrono::seconds(5))) spdlog::info("rdxd: handed the shard over");
       break;
     } else if (follower.poll(round % 10 == 0) == rdx::server::TopologyFollower::Outcome::kRemoved) {
       spdlog::info("rdxd: removed from the cluster, stopping");

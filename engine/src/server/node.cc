@@ -230,8 +230,18 @@ bool Node::is_primary() const {
   return spec().role == cluster::Role::kData && membership_->primary(static_cast<uint32_t>(spec().shard)) == self_;
 }
 
+bool Node::hand_over(std::chrono::milliseconds limit) {
+  if (!started_ || spec().role != cluster::Role::kData) return false;
+  const bool was_primary = is_primary();
+  membership_->set_handover(cluster::Membership::Handover::kRequested);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (membership_->handover() != cluster::Membership::Handover::kDone && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return was_primary && !is_primary();
+}
+
 bool Node::ready() const {
-  if (!membership_->in_sync()) return false;
+  if (!membership_->in_sync() || membership_->resigning()) return false;
   // A primary serves only while a majority of the data nodes grants it leases (cluster/leases.h).
   if (is_primary() && !membership_->leases().authority(std::chrono::steady_clock::now())) return false;
   for (const auto& w : workers_)
@@ -242,6 +252,7 @@ bool Node::ready() const {
 std::string Node::readiness_detail() const {
   const cluster::Topology& topo = topology();
   std::string s = fmt::format("node {} in_sync={}", spec().name, membership_->in_sync());
+  if (membership_->resigning()) s += " resigned=[handing the shard to another member before stopping]";
   if (!membership_->in_sync()) s += fmt::format(" replication=[{}]", replication_->recovery_state());
   // What the failure detector suspects; a suspected primary of this node's shard means the shard takes no writes.
   std::string suspected;

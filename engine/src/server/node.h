@@ -48,6 +48,10 @@ class Node {
   Status start();
   // Graceful: stop taking client requests, let in-flight ones finish (bounded), stop workers and HTTP.
   void stop();
+  // Before stop(): a primary has another member of its shard elected (replication/primary_backup/handover.cc), so
+  // its shard is without a primary for an election's round trips rather than a lease and a failure detection.
+  // Returns once that is done, there was nothing to hand over, or `limit` passed; whether another member leads.
+  bool hand_over(std::chrono::milliseconds limit);
   bool ready() const;
   // Whether this node is its shard's primary in its current view.
   bool is_primary() const;

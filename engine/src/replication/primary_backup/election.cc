@@ -37,10 +37,11 @@ using cluster::ShardView;
 using rpc::Task;
 
 namespace {
-// Whether this node has lost `node` itself: the failure detector suspects it, its connection is down, or this node
-// excluded it already.
+// Whether this node has lost `node` itself: the failure detector suspects it, its connection is down, this node
+// excluded it already, or it resigned (handover.cc).
 bool lost(cluster::WorkerContext& ctx, uint16_t node) {
-  return ctx.membership().suspected(node) || !ctx.peer(node) || ctx.membership().member(node) == MemberState::kFailed;
+  const cluster::Membership& m = ctx.membership();
+  return m.suspected(node) || !ctx.peer(node) || m.member(node) == MemberState::kFailed || m.resigned(node);
 }
 }  // namespace
 

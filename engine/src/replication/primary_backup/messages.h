@@ -27,8 +27,10 @@ enum Msg : uint16_t {
   kResync = 11,   // request: u64 view (ShardView::packed) -> kOk: "you hold a write of that view that did not commit":
                   // leave sync and copy the shard again (a receiver in a newer view has nothing to do: resync_for)
   kWithdraw = 12,  // one-way: u32 shard, u64 view: the sender lost its campaign for that view (its votes expire)
+  kResign = 13,    // request (handover.cc): u32 shard, u64 ShardView::packed: the sender, that view's primary, serves
+                   // no more; elect another -> kOk (kAborted: not the receiver's view of that shard)
 };
-inline constexpr uint16_t kMessageCount = 13;
+inline constexpr uint16_t kMessageCount = 14;
 
 // The writes of one transaction (or one single-key write) for one replica.
 struct LogBatch {

@@ -42,6 +42,7 @@ Status PbWorker::start() {
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVote), [this](const rpc::Incoming& in) { serve_vote(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kWithdraw), [this](const rpc::Incoming& in) { serve_withdraw(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResign), [this](const rpc::Incoming& in) { serve_resign(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kResync), [this](const rpc::Incoming& in) {
     rpc::Reader rd(in.payload);
     const auto view = rd.get<uint64_t>();

@@ -64,7 +64,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void on_peer_back(uint16_t node) override;
   void on_membership_change() override;
   void on_topology_change() override;
-  void tick() override { recovery_.tick(); }
+  void tick() override;  // handover.cc
   cluster::ReplicaLog* replica_log() override { return this; }
 
   // ReplicaLog
@@ -128,6 +128,10 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void serve_withdraw(const rpc::Incoming& in);
   // The new primary shows the writes its predecessor left hidden here (each reached every replica then counted).
   void show_hidden_writes();
+
+  // handover.cc: a primary asked to stop (Node::hand_over) resigns and has another member elected first.
+  rpc::Task<void> hand_over();
+  void serve_resign(const rpc::Incoming& in);
 
   PbNode& node_;
   cluster::WorkerContext& ctx_;
