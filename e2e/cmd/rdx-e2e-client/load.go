@@ -32,6 +32,9 @@ func load(ctx context.Context, rdb *redis.Client, o options) (int, loadStats, er
 			lastStopCheck = time.Now()
 			n, err := rdb.Exists(ctx, stopKey(o)).Result()
 			if err == nil && n == 1 {
+				if gap := time.Since(lastAck); gap > st.MaxGap { // writes failing until the end count too
+					st.MaxGap, st.GapStart = gap, lastAck.Sub(start)
+				}
 				return i, st, nil
 			}
 		}

@@ -105,7 +105,10 @@ class Membership {
   // Every change starts a new generation (see writes_drained); workers notice it and tell their protocols.
   void set_member(uint16_t node, MemberState s) {
     std::lock_guard<std::mutex> lk(transitions_mu_);
-    if (s == MemberState::kJoining) leases_.restore(node);  // it rejoins: it may hold leases from this node again
+    if (s == MemberState::kJoining) {  // it rejoins: it may hold leases from this node again, and serve
+      leases_.restore(node);
+      forget_resignation(node);
+    }
     member_state_[node].store(s, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -155,6 +158,14 @@ class Membership {
   // The primary of `v`, this node's current view of `shard`, said it serves no more (it is handing over).
   void note_resigned(uint32_t shard, ShardView v) {
     resigned_view_[shard].store(v.packed(), std::memory_order_release);
+  }
+  // `node` rejoins or reconnects (a new process, or a link that came back): a resignation of an earlier life must not
+  // let it be excluded without its leases being waited out, nor count as lost for an election.
+  void forget_resignation(uint16_t node) {
+    for (auto& r : resigned_view_) {
+      uint64_t v = r.load(std::memory_order_acquire);
+      if (v != kNoView && ShardView::unpack(v).primary == node) r.compare_exchange_strong(v, kNoView);
+    }
   }
   // Whether `node` resigned as the primary of a shard in the view installed here: it is lost for an election, and
   // the leases this node granted it need not be waited out to exclude it (try_exclude). A resignation is tied to its

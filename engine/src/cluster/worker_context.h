@@ -50,6 +50,13 @@ inline bool serves_as_primary(WorkerContext& ctx, std::chrono::steady_clock::tim
   const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
   return m.in_sync() && !m.resigning() && m.primary(shard) == ctx.self() && m.leases().authority(after);
 }
+// Whether a backup's read of its own copy, begun with lease `ticket`, counts: it held the leases of every other data
+// node until `after` (cluster/leases.h), and it has not resigned to hand its shard over (the others may exclude a
+// resigned node without waiting those leases out: replication/primary_backup/handover.cc).
+inline bool backup_read_covered(WorkerContext& ctx, uint64_t ticket, std::chrono::steady_clock::time_point after) {
+  const Membership& m = ctx.membership();
+  return !m.resigning() && m.leases().covers(ticket, after);
+}
 // A view of `shard` another node reported (a heartbeat answer, an election's announcement): installed when its
 // primary is a member of the shard and it is newer (Membership::learn_view). True when installed.
 inline bool learn_view(WorkerContext& ctx, uint32_t shard, ShardView v) {

@@ -231,13 +231,12 @@ bool Node::is_primary() const {
 }
 
 bool Node::hand_over(std::chrono::milliseconds limit) {
-  if (!started_ || spec().role != cluster::Role::kData) return false;
-  const bool was_primary = is_primary();
+  if (!started_ || spec().role != cluster::Role::kData || !is_primary()) return false;
   membership_->set_handover(cluster::Membership::Handover::kRequested);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (membership_->handover() != cluster::Membership::Handover::kDone && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  return was_primary && !is_primary();
+  return !is_primary();
 }
 
 bool Node::ready() const {

@@ -30,7 +30,7 @@ rpc::Task<Read> ReadPath::read(std::string key) {
     // A backup's copy counts only if it held its leases when it read (cluster/leases.h); else ask the primary. The
     // primary's only while it still is the primary with a majority's leases (else it may have been deposed).
     const auto done_by = ctx_.local_reads().reads_done_by();
-    if (at_backup ? ctx_.membership().leases().covers(lease_ticket, done_by)
+    if (at_backup ? cluster::backup_read_covered(ctx_, lease_ticket, done_by)
                   : cluster::serves_as_primary(ctx_, done_by)) {
       ++counters_.local_reads;
       if (at_backup) ++counters_.local_backup_reads;

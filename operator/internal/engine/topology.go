@@ -242,38 +242,59 @@ func ParseTopology(data string) (Topology, error) {
 }
 
 // NextTopology decides the next file and its epoch (always one more than the highest known: the current file's, or
-// knownEpoch, the status's, when the ConfigMap is gone or unreadable, so an epoch never names two files).
+// knownEpoch, the highest the status or a pod reported, when the ConfigMap is gone or unreadable, so an epoch never
+// names two files).
 //   - The rendered file equals the current one: unchanged.
 //   - Only the number of data nodes differs (spec.replicas changed): one node more or less, in the ordinal-major
-//     layout, once canStep says the cluster can take it (the last joiner serves, the last removed pod is gone);
-//     until then unchanged. rdxd applies such an epoch live; one node per epoch keeps majorities overlapping.
-//   - Anything else: the whole rendered file (a restart).
-func NextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64,
-	canStep func(Topology) bool) (Topology, string, error) {
+//     layout, once canStep(current, next) says the cluster can take it (the nodes that stay serve and run the
+//     current epoch, the last removed pod is gone); until then unchanged. rdxd applies such an epoch live; one node
+//     per epoch keeps majorities overlapping.
+//   - Anything else (a setting changed, the ConfigMap edited or lost): the rendered file with as many data nodes as
+//     the current one has (knownNodes, from the status, when it is gone), at a new epoch; stepping goes on from there.
+func NextTopology(c *rdxv1.TxCluster, current *Topology, currentData string, knownEpoch int64, knownNodes int32,
+	canStep func(current, next Topology) bool) (Topology, string, error) {
 	floor := knownEpoch
 	target := c.Spec.Shards * c.Spec.Replicas
+	have := target
 	if current != nil {
-		have := int32(len(current.Nodes))
+		have = int32(len(current.Nodes))
 		same := BuildTopologyNodes(c, current.Epoch, have)
 		data, err := same.Marshal()
 		if err != nil {
 			return Topology{}, "", err
 		}
 		if data == currentData {
-			if have == target || !canStep(same) {
+			if have == target {
 				return same, data, nil
 			}
 			step := have + 1
 			if have > target {
 				step = have - 1
 			}
-			t := BuildTopologyNodes(c, max(floor, current.Epoch)+1, step)
-			data, err := t.Marshal()
-			return t, data, err
+			next := BuildTopologyNodes(c, max(floor, current.Epoch)+1, step)
+			if !canStep(same, next) {
+				return same, data, nil
+			}
+			data, err := next.Marshal()
+			return next, data, err
 		}
 		floor = max(floor, current.Epoch)
+	} else if knownNodes > 0 {
+		have = knownNodes
 	}
-	t := BuildTopology(c, floor+1)
+	t := BuildTopologyNodes(c, floor+1, min(max(have, c.Spec.Shards), c.Spec.Shards*maxReplicas))
 	data, err := t.Marshal()
 	return t, data, err
+}
+
+// maxReplicas is the API's bound on spec.replicas (a file with more nodes per shard is not one this operator wrote).
+const maxReplicas = 7
+
+// LegacyRestartHash is the restart hash of operators before membership epochs were stepped (a hash of the whole
+// file, epoch and members included). A pod that carries it for the current file runs exactly that file: it is
+// adopted (its annotation rewritten) instead of being restarted with all the others when the operator is upgraded.
+func (t Topology) LegacyRestartHash() string {
+	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

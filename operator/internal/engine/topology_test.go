@@ -156,17 +156,17 @@ func TestRDMAInterfaceDefaults(t *testing.T) {
 	}
 }
 
-func always(Topology) bool { return true }
+func always(Topology, Topology) bool { return true }
 
 // TestEpochDecisions: what bumps the epoch, and what changes the restart hash.
 func TestEpochDecisions(t *testing.T) {
 	base := defaulted("db")
-	first, firstData, err := NextTopology(base, nil, "", 0, always)
+	first, firstData, err := NextTopology(base, nil, "", 0, 0, always)
 	if err != nil || first.Epoch != 1 {
 		t.Fatalf("new cluster: epoch %d, err %v; want 1", first.Epoch, err)
 	}
 
-	same, _, _ := NextTopology(base, &first, firstData, 1, always)
+	same, _, _ := NextTopology(base, &first, firstData, 1, 0, always)
 	if same.Epoch != 1 {
 		t.Errorf("unchanged spec bumped the epoch to %d", same.Epoch)
 	}
@@ -174,23 +174,23 @@ func TestEpochDecisions(t *testing.T) {
 	// spec.replicas 3 -> 5: one node per epoch, only once the cluster can take it, and never a restart.
 	scaled := base.DeepCopy()
 	scaled.Spec.Replicas = 5
-	held, _, _ := NextTopology(scaled, &first, firstData, 1, func(Topology) bool { return false })
+	held, _, _ := NextTopology(scaled, &first, firstData, 1, 0, func(Topology, Topology) bool { return false })
 	if held.Epoch != 1 {
 		t.Errorf("replicas change before the cluster can take it: epoch %d, want 1", held.Epoch)
 	}
 	cur, curData := first, firstData
 	for want := len(first.Nodes) + 1; want <= 5*int(base.Spec.Shards); want++ {
-		next, data, _ := NextTopology(scaled, &cur, curData, cur.Epoch, always)
+		next, data, _ := NextTopology(scaled, &cur, curData, cur.Epoch, 0, always)
 		if next.Epoch != cur.Epoch+1 || len(next.Nodes) != want || next.RestartHash() != first.RestartHash() {
 			t.Fatalf("scale-out step to %d nodes: epoch %d (want %d), %d nodes, restart hash changed %v", want, next.Epoch,
 				cur.Epoch+1, len(next.Nodes), next.RestartHash() != first.RestartHash())
 		}
 		cur, curData = next, data
 	}
-	if done, _, _ := NextTopology(scaled, &cur, curData, cur.Epoch, always); done.Epoch != cur.Epoch {
+	if done, _, _ := NextTopology(scaled, &cur, curData, cur.Epoch, 0, always); done.Epoch != cur.Epoch {
 		t.Errorf("scaled cluster: epoch moved to %d", done.Epoch)
 	}
-	down, _, _ := NextTopology(base, &cur, curData, cur.Epoch, always)
+	down, _, _ := NextTopology(base, &cur, curData, cur.Epoch, 0, always)
 	if len(down.Nodes) != len(cur.Nodes)-1 || down.Nodes[len(down.Nodes)-1].Name != cur.Nodes[len(cur.Nodes)-2].Name {
 		t.Errorf("scale-in step: %d nodes, want %d, the last one removed", len(down.Nodes), len(cur.Nodes)-1)
 	}
@@ -208,7 +208,7 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		got, _, _ := NextTopology(changed, &first, firstData, 1, always)
+		got, _, _ := NextTopology(changed, &first, firstData, 1, 0, always)
 		if got.Epoch != 2 || got.RestartHash() == first.RestartHash() {
 			t.Errorf("%s: epoch %d (want 2), restart hash unchanged %v (want false)", name, got.Epoch, got.RestartHash() == first.RestartHash())
 		}
@@ -221,17 +221,29 @@ func TestEpochDecisions(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		mutate(&changed.Spec)
-		if got, _, _ := NextTopology(changed, &first, firstData, 1, always); got.Epoch != 1 {
+		if got, _, _ := NextTopology(changed, &first, firstData, 1, 0, always); got.Epoch != 1 {
 			t.Errorf("%s changed the topology epoch to %d", name, got.Epoch)
 		}
 	}
 
+	// Lost while stepping (7 nodes of a 10-node target): the status's member count, not the target, at a new epoch;
+	// the next step comes from there.
+	lost, _, _ := NextTopology(scaled, nil, "", cur.Epoch, 7, always)
+	if lost.Epoch != cur.Epoch+1 || len(lost.Nodes) != 7 {
+		t.Errorf("ConfigMap lost at 7 nodes: epoch %d (want %d), %d nodes (want 7)", lost.Epoch, cur.Epoch+1, len(lost.Nodes))
+	}
+
+	// An older operator's hash of the current file is recognised (pods are adopted, not restarted, on upgrade).
+	if first.LegacyRestartHash() == first.RestartHash() || len(first.LegacyRestartHash()) != 16 {
+		t.Errorf("legacy restart hash %q vs %q", first.LegacyRestartHash(), first.RestartHash())
+	}
+
 	// A lost ConfigMap is written again at a new epoch; with the same settings the running pods take it live.
-	if got, _, _ := NextTopology(base, nil, "", 7, always); got.Epoch != 8 || got.RestartHash() != first.RestartHash() {
+	if got, _, _ := NextTopology(base, nil, "", 7, 0, always); got.Epoch != 8 || got.RestartHash() != first.RestartHash() {
 		t.Errorf("ConfigMap lost at status epoch 7: new epoch %d (want 8), restart hash changed %v (want false)",
 			got.Epoch, got.RestartHash() != first.RestartHash())
 	}
-	if got, _, _ := NextTopology(base, &first, firstData+" ", 7, always); got.Epoch != 8 {
+	if got, _, _ := NextTopology(base, &first, firstData+" ", 7, 0, always); got.Epoch != 8 {
 		t.Errorf("edited ConfigMap at epoch 1 with status epoch 7: new epoch %d, want 8", got.Epoch)
 	}
 }

@@ -93,6 +93,37 @@ TEST(Membership, AnExclusionWaitsForTheGrantsAndYieldsToARejoin) {
   EXPECT_EQ(m.member(1), MemberState::kJoining);
 }
 
+// A primary that resigned (handover) is excluded without its grants being waited out, but only in the view it
+// resigned in, and not once it came back (a restart, or a link up again).
+TEST(Membership, AResignedPrimaryIsExcludedAtOnceOnlyInItsViewAndLife) {
+  Membership m(3, 1, {0});
+  m.leases().configure(true, milliseconds(50), {0, 2});
+  const auto t0 = Clock::now() + milliseconds(200);
+  ASSERT_TRUE(m.grant_lease(0, t0));
+  EXPECT_FALSE(m.resigned(0));
+  m.note_resigned(0, ShardView{0, 2});  // not the view installed here: says nothing
+  EXPECT_FALSE(m.resigned(2));
+  m.note_resigned(0, m.view(0));
+  EXPECT_TRUE(m.resigned(0));
+  m.leases().revoke(0);
+  EXPECT_EQ(m.try_exclude(0, t0 + milliseconds(1)), Membership::Exclusion::kExcluded) << "no wait for its grant";
+
+  Membership back(3, 1, {0});
+  back.leases().configure(true, milliseconds(50), {0, 2});
+  ASSERT_TRUE(back.grant_lease(0, t0));
+  back.note_resigned(0, back.view(0));
+  back.forget_resignation(0);  // it came back
+  EXPECT_FALSE(back.resigned(0));
+  back.leases().revoke(0);
+  EXPECT_EQ(back.try_exclude(0, t0 + milliseconds(1)), Membership::Exclusion::kWait);
+
+  Membership moved(3, 1, {0});
+  moved.note_resigned(0, moved.view(0));
+  ASSERT_TRUE(moved.install_view(0, ShardView{1, 2}));  // its successor leads: the old word is moot
+  EXPECT_FALSE(moved.resigned(0));
+  EXPECT_FALSE(moved.resigned(2));
+}
+
 // Grants racing an exclusion on other threads (as heartbeats are answered by any worker): once the exclusion is
 // done, no grant may end later than the moment it was done, and none may be given afterwards.
 TEST(Membership, GrantsRacingAnExclusionNeverOutliveIt) {

@@ -81,8 +81,10 @@ void PbWorker::on_peer_lost(uint16_t node) {
   }
 }
 
-// A replica that comes back rejoins on its own (recovery.h); the connection alone proves nothing about its copy.
+// A replica that comes back rejoins on its own (recovery.h); the connection alone proves nothing about its copy. A
+// primary that had resigned and is back (restarted, its successor never elected) is a live primary again.
 void PbWorker::on_peer_back(uint16_t node) {
+  ctx_.membership().forget_resignation(node);
   spdlog::debug("primary-backup: worker {} reconnected to {} ({})", ctx_.worker_index(),
                 ctx_.topology().nodes[node].name, cluster::member_state_name(ctx_.membership().member(node)));
 }

@@ -89,7 +89,9 @@ Task<std::optional<Recovery::PeerStatus>> Recovery::status_of(uint16_t node) {
 
 Task<void> Recovery::run() {
   for (;;) {
-    if (ctx_.membership().stopping()) co_return;
+    // A node that resigned to hand its shard over is about to stop: it does not join its successor (who would have
+    // to exclude it again, waiting out a lease).
+    if (ctx_.membership().stopping() || ctx_.membership().resigning()) co_return;
     if (!ctx_.membership().in_sync()) {
       co_await recover();
       continue;
@@ -162,7 +164,7 @@ Task<void> Recovery::recover() {
   if (ctx_.membership().take_excluded_notice()) state_.set_holds_copy(true);
   state_.set_status(fmt::format("recovering: asking the members of shard {} whether they are in sync", own_shard()));
   for (;;) {
-    if (ctx_.membership().stopping()) co_return;
+    if (ctx_.membership().stopping() || ctx_.membership().resigning()) co_return;
     // (Each round: a membership epoch may add or remove members meanwhile.)
     const Topology& t = ctx_.topology();
     const auto& members = t.shards[own_shard()].members;

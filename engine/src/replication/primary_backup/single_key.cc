@@ -51,7 +51,7 @@ Task<KvResult> PbWorker::read_once(const std::string& key, bool* busy) {
     if (primary == ctx_.self() && !cluster::serves_as_primary(ctx_, done_by))
       co_return unavailable("this node lost the leases a primary needs (a majority of the data nodes')");
     if (primary != ctx_.self() &&
-        (r.status == Code::kBusy || !ctx_.membership().leases().covers(lease_ticket, done_by)))
+        (r.status == Code::kBusy || !cluster::backup_read_covered(ctx_, lease_ticket, done_by)))
       here = false;
   }
   if (!here && primary == ctx_.self()) co_return unavailable("this node is the primary but its copy is not in sync");

@@ -399,8 +399,13 @@ bool TcpEndpoint::parse_frames(ConnId id, std::span<Completion> out, size_t& n) 
       fail(id, "handshake refused");
       return false;
     }
+    if (h.src_node != c.peer_node) {  // an address now another node's (a reused pod IP, a stale learned address)
+      spdlog::warn("tcp endpoint w{}: dialled node {} at {} but node {} answered; closing", worker_, c.peer_node,
+                   c.dialed, h.src_node);
+      fail(id, "another node answered");
+      return false;
+    }
     c.state = State::kUp;
-    c.peer_node = h.src_node;
     Completion up;
     up.kind = CompletionKind::kConnUp;
     up.conn = id;

@@ -236,6 +236,11 @@ TEST(TcpTransport, DialsAPeerWhereItsConnectionCameFrom) {
   auto a_to_b = ep_a->connect(b_by_stale_name, 0);
   ASSERT_TRUE(a_to_b.is_ok()) << a_to_b.status().to_string();
   EXPECT_TRUE(polls_up(*ep_a, a_to_b.value()));
+
+  // An address where another node answers (a reused pod IP) is no connection to the node dialled.
+  auto wrong = ep_a->connect(PeerAddr{3, "127.0.0.1", b->listen_port(), ""}, 0);
+  ASSERT_TRUE(wrong.is_ok());
+  EXPECT_FALSE(polls_up(*ep_a, wrong.value()));
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ type observation struct {
 	topology          engine.Topology
 	topologyConfigMap *corev1.ConfigMap // as applied; events about an epoch refer to it
 	restartHash       string
+	legacyHash        string               // an older operator's restart hash of the current file (adoptLegacyPods)
+	stepBlocked       string               // why the next membership epoch waits (stepBlocker), "" if it does not
 	statefulSets      []appsv1.StatefulSet // as returned by the apply, one per shard (fewer if a step failed)
 	pods              []corev1.Pod
 	stepErr           error
@@ -102,8 +104,11 @@ func computeStatus(o observation) (rdxv1.TxClusterStatus, time.Duration) {
 	for _, shard := range o.topology.Shards {
 		if n := int32(len(shard.Members)); n != c.Spec.Replicas {
 			stepping = true
-			rolling = append(rolling, fmt.Sprintf("shard %d: %d of %d members, one node per topology epoch", shard.ID, n,
-				c.Spec.Replicas))
+			msg := fmt.Sprintf("shard %d: %d of %d members, one node per topology epoch", shard.ID, n, c.Spec.Replicas)
+			if o.stepBlocked != "" {
+				msg += " (next epoch waits: " + o.stepBlocked + ")"
+			}
+			rolling = append(rolling, msg)
 		}
 	}
 	for i := range o.statefulSets {

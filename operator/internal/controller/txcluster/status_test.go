@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
 	"github.com/rdx-dev/rdx/operator/internal/engine"
 )
 
@@ -48,5 +49,49 @@ func TestPodProblem(t *testing.T) {
 		if got != tc.want || after != tc.after {
 			t.Errorf("%s: podProblem = %q, %s; want %q, %s", name, got, after, tc.want, tc.after)
 		}
+	}
+}
+
+// TestStepBlocker: what the next membership epoch waits for.
+func TestStepBlocker(t *testing.T) {
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Spec: rdxv1.TxClusterSpec{Shards: 1, Replicas: 3}}
+	three := engine.BuildTopologyNodes(c, 4, 3)
+	two, four := engine.BuildTopologyNodes(c, 5, 2), engine.BuildTopologyNodes(c, 5, 4)
+	pods := func(ready ...bool) ([]corev1.Pod, map[string]nodeProbe) {
+		var out []corev1.Pod
+		probes := map[string]nodeProbe{}
+		for i, r := range ready {
+			p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: engine.PodName(c, 0, int32(i)),
+				Annotations: map[string]string{engine.AnnotationRestartHash: three.RestartHash()}}}
+			status := corev1.ConditionFalse
+			if r {
+				status = corev1.ConditionTrue
+			}
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+			out = append(out, p)
+			probes[p.Name] = nodeProbe{state: engine.NodeState{Epoch: 4}}
+		}
+		return out, probes
+	}
+	ready, probes := pods(true, true, true)
+	if got := stepBlocker(three, four, ready, probes); got != "" {
+		t.Errorf("all ready at epoch 4, adding a node: %q", got)
+	}
+	probes["db-s0-1"] = nodeProbe{state: engine.NodeState{Epoch: 3}}
+	if got := stepBlocker(three, four, ready, probes); got != "pod db-s0-1 runs epoch 3, not 4 yet" {
+		t.Errorf("a member behind: %q", got)
+	}
+	// A joiner that never became ready blocks adding another node, not removing it again.
+	joining, probes := pods(true, true, false)
+	if got := stepBlocker(three, four, joining, probes); got != "pod db-s0-2 is not ready" {
+		t.Errorf("joiner unready, adding: %q", got)
+	}
+	if got := stepBlocker(three, two, joining, probes); got != "" {
+		t.Errorf("joiner unready, removing it: %q", got)
+	}
+	leftover, probes := pods(true, true, true, true)
+	if got := stepBlocker(three, two, leftover, probes); got != "pod db-s0-3 of a removed node is still there" {
+		t.Errorf("pod of the node removed before still there: %q", got)
 	}
 }

@@ -132,10 +132,25 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 			current = &t
 		}
 	}
-	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], c.Status.Epoch,
-		func(t engine.Topology) bool { return canStep(t, obs.pods, obs.nodes) })
+	knownEpoch, knownNodes := c.Status.Epoch, int32(0)
+	for _, p := range obs.nodes {
+		if p.err == nil {
+			knownEpoch = max(knownEpoch, p.state.Epoch)
+		}
+	}
+	for _, s := range c.Status.Shards {
+		knownNodes += int32(len(s.Members))
+	}
+	topo, data, err := engine.NextTopology(c, current, cm.Data[engine.TopologyKey], knownEpoch, knownNodes,
+		func(cur, next engine.Topology) bool {
+			obs.stepBlocked = stepBlocker(cur, next, obs.pods, obs.nodes)
+			return obs.stepBlocked == ""
+		})
 	if err != nil {
 		return err
+	}
+	if current != nil && topo.Epoch == current.Epoch {
+		obs.legacyHash = current.LegacyRestartHash()
 	}
 	ac := topologyConfigMap(c, data, &cm)
 	if err := r.applier().Owned(ctx, c, ac, ac.ObjectMetaApplyConfiguration, &cm); err != nil {
@@ -149,25 +164,41 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, c *rdxv1.TxCluster, 
 	return nil
 }
 
-// canStep says whether the cluster can take the next membership epoch: every node of `t` has a ready pod that runs
-// its restart hash (the last joiner serves) and says it runs epoch t.Epoch, and no pod of a node `t` removed is
-// left (the last one removed is gone). rdxd follows one data node per epoch: a node still on an older epoch that
-// got the next one would have to copy its shard again (engine/docs/topology.md, "Membership epochs").
-func canStep(t engine.Topology, pods []corev1.Pod, probes map[string]nodeProbe) bool {
+// stepBlocker says why the cluster cannot take the membership epoch `next` after `cur` yet, or "" when it can: every
+// node of both (the ones that stay) has a ready pod that runs its restart hash (the last joiner serves) and says it
+// runs epoch cur.Epoch, and no pod of a node `cur` does not have is left (the last one removed is gone). rdxd follows
+// one data node per epoch: a node still on an older epoch that got the next one would have to copy its shard again
+// (engine/docs/topology.md, "Membership epochs"). A node that `next` removes need not serve: a joiner that never
+// became ready can be removed again.
+func stepBlocker(cur, next engine.Topology, pods []corev1.Pod, probes map[string]nodeProbe) string {
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
 		byName[pods[i].Name] = &pods[i]
 	}
-	hash := t.RestartHash()
-	for _, n := range t.Nodes {
-		p, probe := byName[n.Name], probes[n.Name]
-		if p == nil || p.DeletionTimestamp != nil || !runsCurrent(p, hash) || !podReady(p) || probe.err != nil ||
-			probe.state.Epoch < t.Epoch {
-			return false
-		}
-		delete(byName, n.Name)
+	staying := map[string]bool{}
+	for _, n := range next.Nodes {
+		staying[n.Name] = true
 	}
-	return len(byName) == 0
+	hash := cur.RestartHash()
+	for _, n := range cur.Nodes {
+		p, probe := byName[n.Name], probes[n.Name]
+		delete(byName, n.Name)
+		switch {
+		case !staying[n.Name]:
+		case p == nil || p.DeletionTimestamp != nil:
+			return fmt.Sprintf("pod %s is not there", n.Name)
+		case !runsCurrent(p, hash) || !podReady(p):
+			return fmt.Sprintf("pod %s is not ready", n.Name)
+		case probe.err != nil:
+			return fmt.Sprintf("pod %s does not say which epoch it runs: %v", n.Name, probe.err)
+		case probe.state.Epoch < cur.Epoch:
+			return fmt.Sprintf("pod %s runs epoch %d, not %d yet", n.Name, probe.state.Epoch, cur.Epoch)
+		}
+	}
+	for name := range byName {
+		return fmt.Sprintf("pod %s of a removed node is still there", name)
+	}
+	return ""
 }
 
 func (r *Reconciler) reconcileServices(ctx context.Context, c *rdxv1.TxCluster, _ *observation) error {
@@ -220,6 +251,9 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 		return err
 	}
 	obs.pods = pods
+	if err := r.adoptLegacyPods(ctx, obs); err != nil {
+		return err
+	}
 	if err := r.announceEpoch(ctx, obs); err != nil {
 		return err
 	}
@@ -256,27 +290,45 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 	return nil
 }
 
-// announceEpoch stamps the topology epoch on every pod that runs the current restart hash. kubelet refreshes a
-// pod's mounted ConfigMap when it syncs the pod, which an update of the pod triggers; otherwise the new file may
-// take a minute or more to appear (its periodic sync). One pod with the file is enough: rdxd hands a newer epoch to
-// its peers with its heartbeats.
-func (r *Reconciler) announceEpoch(ctx context.Context, obs *observation) error {
-	epoch := strconv.FormatInt(obs.topology.Epoch, 10)
+// adoptLegacyPods rewrites the restart hash of pods that carry the hash an older operator computed for the current
+// file (Topology.LegacyRestartHash): they run exactly that file, so they are not restarted together; the
+// StatefulSet rolls them to the new template one at a time instead.
+func (r *Reconciler) adoptLegacyPods(ctx context.Context, obs *observation) error {
+	if obs.legacyHash == "" || obs.legacyHash == obs.restartHash {
+		return nil
+	}
+	return r.annotatePods(ctx, obs, engine.AnnotationRestartHash, obs.restartHash, func(p *corev1.Pod) bool {
+		return p.Annotations[engine.AnnotationRestartHash] == obs.legacyHash
+	})
+}
+
+// annotatePods sets annotation key to value on every pod of obs that `want` selects and does not have it yet (the
+// copies in obs too).
+func (r *Reconciler) annotatePods(ctx context.Context, obs *observation, key, value string, want func(*corev1.Pod) bool) error {
 	for i := range obs.pods {
 		p := &obs.pods[i]
-		if p.DeletionTimestamp != nil || !runsCurrent(p, obs.restartHash) || p.Annotations[engine.AnnotationTopologyEpoch] == epoch {
+		if p.DeletionTimestamp != nil || !want(p) || p.Annotations[key] == value {
 			continue
 		}
 		patch := client.MergeFrom(p.DeepCopy())
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[engine.AnnotationTopologyEpoch] = epoch
+		p.Annotations[key] = value
 		if err := r.Patch(ctx, p, patch); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("annotate pod %s with epoch %s: %w", p.Name, epoch, err)
+			return fmt.Errorf("annotate pod %s with %s=%s: %w", p.Name, key, value, err)
 		}
 	}
 	return nil
+}
+
+// announceEpoch stamps the topology epoch on every pod that runs the current restart hash. kubelet refreshes a
+// pod's mounted ConfigMap when it syncs the pod, which an update of the pod triggers; otherwise the new file may
+// take a minute or more to appear (its periodic sync). One pod with the file is enough: rdxd hands a newer epoch to
+// its peers with its heartbeats.
+func (r *Reconciler) announceEpoch(ctx context.Context, obs *observation) error {
+	return r.annotatePods(ctx, obs, engine.AnnotationTopologyEpoch, strconv.FormatInt(obs.topology.Epoch, 10),
+		func(p *corev1.Pod) bool { return runsCurrent(p, obs.restartHash) })
 }
 
 func (r *Reconciler) listPods(ctx context.Context, c *rdxv1.TxCluster) ([]corev1.Pod, error) {

@@ -683,3 +683,32 @@ func TestTopologyApplyDoesNotRecreateADeletedConfigMap(t *testing.T) {
 		t.Errorf("deleted ConfigMap recreated: %v", err)
 	}
 }
+
+// TestLegacyPodsAreAdopted: a pod an older operator started for the current file (its restart hash computed the old
+// way) is adopted, not restarted, when this operator takes over.
+func TestLegacyPodsAreAdopted(t *testing.T) {
+	c := createCluster(t, "legacy", nil)
+	topo := waitTopology(t, c, 1)
+	rolledOut(t, c, 0, 3)
+	p := createPod(t, c, 0, 0, true)
+	testenv.Eventually(t, wait, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Annotations[engine.AnnotationRestartHash] = topo.LegacyRestartHash()
+		return env.Client.Update(context.Background(), p)
+	})
+	testenv.Eventually(t, wait, func() error {
+		var cur corev1.Pod
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &cur); err != nil {
+			return err
+		}
+		if cur.UID != p.UID || cur.DeletionTimestamp != nil {
+			return fmt.Errorf("pod %s was deleted", p.Name)
+		}
+		if got := cur.Annotations[engine.AnnotationRestartHash]; got != topo.RestartHash() {
+			return fmt.Errorf("restart hash %q, want %q", got, topo.RestartHash())
+		}
+		return nil
+	})
+}
