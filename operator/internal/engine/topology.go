@@ -223,9 +223,7 @@ func (t Topology) RestartHash() string {
 	if len(t.Nodes) >= len(t.Shards) {
 		settings.Nodes = t.Nodes[:len(t.Shards)]
 	}
-	b, _ := json.Marshal(settings) // plain structs of strings, ints and bools: cannot fail
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return shortHash(settings)
 }
 
 // ParseTopology reads a topology file written by the operator (unknown keys are tolerated so a newer file does not
@@ -293,8 +291,11 @@ const maxReplicas = 7
 // LegacyRestartHash is the restart hash of operators before membership epochs were stepped (a hash of the whole
 // file, epoch and members included). A pod that carries it for the current file runs exactly that file: it is
 // adopted (its annotation rewritten) instead of being restarted with all the others when the operator is upgraded.
-func (t Topology) LegacyRestartHash() string {
-	b, _ := json.Marshal(t) // plain structs of strings, ints and bools: cannot fail
+func (t Topology) LegacyRestartHash() string { return shortHash(t) }
+
+// shortHash is 16 hex digits of the SHA-256 of v's JSON (plain structs of strings, ints and bools: cannot fail).
+func shortHash(v any) string {
+	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -246,11 +246,6 @@ func (r *Reconciler) reconcilePDB(ctx context.Context, c *rdxv1.TxCluster, _ *ob
 // would stall.
 // It waits until every StatefulSet has observed its new template, so the replacements are created from it.
 func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs *observation) error {
-	pods, err := r.listPods(ctx, c)
-	if err != nil {
-		return err
-	}
-	obs.pods = pods
 	if err := r.adoptLegacyPods(ctx, obs); err != nil {
 		return err
 	}
@@ -263,7 +258,7 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 		}
 	}
 	var stale, kept []corev1.Pod
-	for _, p := range pods {
+	for _, p := range obs.pods {
 		if p.DeletionTimestamp == nil && !runsCurrent(&p, obs.restartHash) {
 			stale = append(stale, p)
 		} else {
