@@ -24,6 +24,13 @@ struct KvResult {
   uint64_t version = 0;
   std::string value;
   std::string error;  // human-readable detail when status != kOk
+
+  static KvResult failed(Code c, std::string why) {
+    KvResult r;
+    r.status = c;
+    r.error = std::move(why);
+    return r;
+  }
 };
 
 inline constexpr size_t kMaxKeyBytes = 1024;

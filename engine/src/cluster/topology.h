@@ -13,6 +13,9 @@ namespace rdx::cluster {
 
 // Node ids are 10 bits wide where they travel (writer ids, cluster/worker_context.h).
 inline constexpr size_t kMaxNodes = 1024;
+// txn.protocol of a cluster that runs no transaction protocol: single-key commands only (MULTI/EXEC and multi-key
+// commands are refused). Replication protocols that replicate single keys only (abd) require it.
+inline constexpr std::string_view kNoTxnProtocol = "none";
 
 // kRemoved: a data node a later epoch took out of the cluster (a running node keeps its slot, so node ids never
 // change meaning; it is in no shard and nothing counts it).
@@ -57,7 +60,7 @@ struct Topology {
   uint32_t workers = 2;
   uint32_t memory_mb = 256;
   std::string replication = "primary-backup";
-  std::string txn_protocol = "dnl4";
+  std::string txn_protocol = "dnl4";  // or kNoTxnProtocol
   bool local_backup_reads = true;
   bool ht_batching = true;
   std::string password_file;

@@ -62,6 +62,8 @@ nlohmann::json registered() {
     reps.push_back({{"name", e.name},
                     {"messages", {e.msgs.first, e.msgs.last()}},
                     {"carries_transactions", e.carries_transactions},
+                    {"ops", e.ops == rdx::replication::Ops::kReadWrite ? "read-write" : "read-modify-write"},
+                    {"complete_feed", e.complete_feed},
                     {"summary", e.summary}});
   out["replication"] = reps;
   json ccs = json::array();

@@ -49,17 +49,29 @@ struct Rmw {
 // What a write did.
 struct WriteResult {
   Code status = Code::kOk;     // kOk; kInvalidArgument: the operation does not apply to the value (nothing written;
-                               // `error` says why); kUnavailable, kResourceExhausted: the cluster could not serve it
+                               // `error` says why); kUnsupported: the protocol does not offer the operation (nothing
+                               // written); kUnavailable, kResourceExhausted: the cluster could not serve it; kTimeout:
+                               // it may or may not have taken effect
   bool existed = false;        // the key existed before
   bool applied = false;        // the operation took place (its condition held)
   bool combined = false;       // a blind put written together with a later put of the key (replication/key_turns.h):
                                // it took effect and was overwritten at once, so no version is its own
   uint64_t prior_version = 0;  // the version the operation saw (0 = absent)
-  uint64_t version = 0;        // the key's version after it: the one it created, or prior_version if it wrote nothing
-  int64_t number = 0;          // kAdd: the new value; kAppend: the new length
-  std::string old_value;       // with return_old, when the key existed
-  std::string error;           // why, when status is not kOk
+  // Whether prior_version (and existed, old_value) is the version the operation came right after, i.e. what it read
+  // (a protocol that orders each key's writes); false: only the newest a quorum reported before it (abd), which a
+  // concurrent write may follow. Not on the wire: results are forwarded only by protocols where it holds.
+  bool prior_is_predecessor = true;
+  uint64_t version = 0;   // the key's version after it: the one it created, or prior_version if it wrote nothing
+  int64_t number = 0;     // kAdd: the new value; kAppend: the new length
+  std::string old_value;  // with return_old, when the key existed
+  std::string error;      // why, when status is not kOk
 
+  static WriteResult failed(Code c, std::string why) {
+    WriteResult r;
+    r.status = c;
+    r.error = std::move(why);
+    return r;
+  }
   void encode(rpc::Writer& w) const;
   static bool decode(rpc::Reader& r, WriteResult* out);
 };

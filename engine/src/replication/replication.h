@@ -79,7 +79,8 @@ class ReplicationNode {
  public:
   virtual ~ReplicationNode() = default;
   virtual std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) = 0;
-  // Every write this node applies as a key's primary (read replicas subscribe here).
+  // Every write this node applies as a key's primary (read replicas subscribe here), when the registry line says
+  // complete_feed.
   virtual cluster::LogFeed& log_feed() = 0;
   // One line for /readyz and INFO when the node is not serving: why (e.g. "copying shard 0 from n1").
   virtual std::string recovery_state() const = 0;
@@ -92,12 +93,21 @@ enum class Survives : uint8_t {
   kMinority,    // any minority of the shard's members
 };
 
+// Which single-key operations a protocol offers (the others get kUnsupported and change nothing).
+enum class Ops : uint8_t {
+  kReadWrite,        // reads, plain puts and deletes
+  kReadModifyWrite,  // also every other Rmw: add, append, conditional puts, compare-and-set, the old value returned
+};
+
 struct ReplicationEntry {
   std::string_view name;
   rpc::MsgRange msgs;  // inside cluster::msgs::kReplicationBlock, disjoint from every other line's
   std::unique_ptr<ReplicationNode> (*make)(const NodeEnv& env);
   bool carries_transactions;  // replica_log() is not null: a transaction protocol may run over it
   Survives survives;
+  Ops ops;
+  bool complete_feed;  // a node's log_feed() carries every write of its shard once, in version order per key (the
+                       // writes it orders as the primary); false: the protocol publishes no feed
   std::string_view summary;
 };
 

@@ -273,9 +273,10 @@ Task<void> Executor::run_keys(const CommandSpec& spec, Args args, ReplyWriter& w
 
 bool Executor::txn_unavailable(std::string_view what, ReplyWriter& w) const {
   if (env_.txn != nullptr) return false;
-  w.error(fmt::format(
-      "ERR '{}' needs transactions, which this rdx node does not run yet (no transaction protocol is configured)",
-      what));
+  w.error(
+      fmt::format("ERR '{}' needs transactions, and this cluster runs none (txn.protocol 'none', replication "
+                  "'{}': single-key commands only)",
+                  what, env_.ctx.topology().replication));
   return true;
 }
 

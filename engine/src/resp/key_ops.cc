@@ -14,6 +14,7 @@ std::string failure_line(Code c, std::string_view detail) {
     case Code::kResourceExhausted:
       return "OOM command not allowed when used memory > 'maxmemory'.";
     case Code::kInvalidArgument:
+    case Code::kUnsupported:  // the replication protocol does not offer the operation (nothing was applied)
       return fmt::format("ERR {}", detail);
     case Code::kUnavailable:
       return fmt::format("ERR rdx unavailable ({}); nothing was applied, retry", detail);

@@ -48,12 +48,29 @@ Status check_disjoint(const std::vector<NamedRange>& all) {
   return Status::ok();
 }
 
-Status check_families(const replication::ReplicationEntry& rep, const txn::CcEntry& cc) {
-  if (rep.carries_transactions) return Status::ok();
-  return error(Code::kUnsupported,
-               "replication protocol '{}' replicates single keys only: it cannot carry transaction protocol '{}' "
-               "(every write of a key must reach its replicas one way)",
-               rep.name, cc.name);
+// The transaction protocol a topology names, if any (txn.protocol "none": none), checked against the replication
+// protocol (families and keys, replication/README.md) and the primitives.
+Result<const txn::CcEntry*> transaction_protocol(const cluster::Topology& topo,
+                                                 const replication::ReplicationEntry& rep, txn::Primitives* prims) {
+  if (topo.txn_protocol == cluster::kNoTxnProtocol) {
+    if (topo.primitives != "rpc")
+      return error(Code::kInvalidArgument,
+                   "transport.primitives '{}' chooses the primitives of a transaction protocol, and txn.protocol is "
+                   "'none' (use rpc)",
+                   topo.primitives);
+    return static_cast<const txn::CcEntry*>(nullptr);
+  }
+  auto cc = txn::cc_protocols().lookup(topo.txn_protocol);
+  if (!cc) return cc.status();
+  if (!rep.carries_transactions)
+    return error(Code::kUnsupported,
+                 "replication protocol '{}' replicates single keys only: it cannot carry transaction protocol '{}' "
+                 "(every write of a key must reach its replicas one way); use txn.protocol 'none'",
+                 rep.name, topo.txn_protocol);
+  auto p = txn::primitives_for(*cc.value(), topo.primitives);
+  if (!p) return p.status();
+  *prims = std::move(p.value());
+  return cc.value();
 }
 
 Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions opts) {
@@ -67,15 +84,13 @@ Result<std::unique_ptr<Node>> Node::create(cluster::Topology topo, NodeOptions o
                  me->role == cluster::Role::kRo ? "ro" : "proxy");
   auto rep = replication::replication_protocols().lookup(topo.replication);
   if (!rep) return rep.status();
-  auto cc = txn::cc_protocols().lookup(topo.txn_protocol);
+  txn::Primitives prims;
+  auto cc = transaction_protocol(topo, *rep.value(), &prims);
   if (!cc) return cc.status();
-  RDX_RETURN_IF_ERROR(check_families(*rep.value(), *cc.value()));
-  auto prims = txn::primitives_for(*cc.value(), topo.primitives);
-  if (!prims) return prims.status();
   std::unique_ptr<Node> n(new Node(std::move(topo), std::move(opts), me->id));
   n->replication_entry_ = rep.value();
   n->cc_ = cc.value();
-  n->primitives_ = std::move(prims.value());
+  n->primitives_ = std::move(prims);
   const cluster::Topology& t = n->topology();
   n->txn_options_.local_backup_reads = t.local_backup_reads;
   n->txn_options_.ht_batching = t.ht_batching;

@@ -167,8 +167,10 @@ struct NamedRange {
 Result<std::vector<NamedRange>> message_ranges();
 // kInternal naming the first two ranges that overlap.
 Status check_disjoint(const std::vector<NamedRange>& ranges);
-// Families and keys: a transaction protocol replicates through the replication protocol's replica log, which only
-// protocols registered as carrying transactions offer.
-Status check_families(const replication::ReplicationEntry& rep, const txn::CcEntry& cc);
+// The transaction protocol the topology names (null: txn.protocol "none") and its primitives. Families and keys: a
+// transaction protocol replicates through the replication protocol's replica log, which only protocols registered
+// as carrying transactions offer; kUnsupported otherwise.
+Result<const txn::CcEntry*> transaction_protocol(const cluster::Topology& topo,
+                                                 const replication::ReplicationEntry& rep, txn::Primitives* prims);
 
 }  // namespace rdx::server

@@ -6,6 +6,8 @@
 //    others keep serving, no operation fails, and the history stays linearizable.
 //  - The primary's log feed carries every write of the history once, in version order per key.
 //  - A planted fault (writes acknowledged before the other replicas have them) must be caught by the same check.
+// A protocol that offers reads and plain writes only (registry line: Ops::kReadWrite) runs GET, put and delete, and
+// shows that every other operation is refused and changes nothing.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -37,6 +39,7 @@ struct Run {
   std::vector<std::string> failures;
   int ops_per_client = 250;
   int clients_per_worker = 6;
+  bool read_modify_write = true;  // the protocol offers every Rmw (else: reads, plain puts and deletes)
   explicit Run(int nodes) : stop_node(nodes) {}
 };
 
@@ -71,7 +74,8 @@ class KvDriver final : public server::Service {
     const std::string key = "key" + std::to_string(rng_() % kKeys);
     txn::TxRecord rec;
     rec.id = (uint64_t{static_cast<uint32_t>(node_)} << 40) | (uint64_t{env_.ctx.worker_index()} << 32) | ++seq_;
-    const unsigned dice = rng_() % 100;
+    unsigned dice = rng_() % 100;
+    if (!run_.read_modify_write && dice >= 65 && dice < 95) dice = dice < 90 ? 40 : 95;  // puts and deletes instead
     rec.start_ns = now_ns();
     if (dice < 40) {
       rec.type = "get";
@@ -111,7 +115,7 @@ class KvDriver final : public server::Service {
       if (!rec.committed) {
         fail(fmt::format("{} {}: {} {}", rec.type, key, code_name(r.status), r.error));
       } else if (!r.combined) {
-        if (reads) rec.reads.push_back({key, r.prior_version});
+        if (reads && r.prior_is_predecessor) rec.reads.push_back({key, r.prior_version});
         if (r.version != r.prior_version) rec.writes.push_back({key, r.version, rec.type == "delete"});
       }
     }
@@ -145,12 +149,24 @@ struct Outcome {
 };
 
 // Runs the clients on a 3-node cluster; with `stop_member`, stops node 2 once a third of the operations are done.
-Outcome run_cluster(const std::string& protocol, replication::TestFaults faults, bool stop_member) {
-  Outcome out;
+const replication::ReplicationEntry& entry(const std::string& protocol) {
+  return *replication::replication_protocols().find(protocol);
+}
+
+// The cluster a protocol runs in: without a transaction protocol when it carries none.
+ClusterOptions options_for(const std::string& protocol) {
   ClusterOptions o;
   o.replication = protocol;
+  if (!entry(protocol).carries_transactions) o.txn = std::string(cluster::kNoTxnProtocol);
+  return o;
+}
+
+Outcome run_cluster(const std::string& protocol, replication::TestFaults faults, bool stop_member) {
+  Outcome out;
+  ClusterOptions o = options_for(protocol);
   o.faults = faults;
   Run run(o.nodes);
+  run.read_modify_write = entry(protocol).ops == replication::Ops::kReadModifyWrite;
   run.until_told = stop_member;
   TestCluster c(o, [&run](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
     return std::make_unique<KvDriver>(env, run, node);
@@ -212,6 +228,12 @@ TEST_P(ReplicationConformance, ConcurrentSingleKeyOperationsAreLinearizable) {
 }
 
 TEST_P(ReplicationConformance, LogFeedCarriesEveryWriteOnceInVersionOrder) {
+  if (!entry(GetParam()).complete_feed) {
+    // Not a skip: the registry line says the protocol publishes no feed; check that it does not.
+    Outcome r = run_cluster(GetParam(), {}, false);
+    EXPECT_TRUE(r.feed.empty()) << r.feed.size() << " records in a feed its registry line says is not published";
+    return;
+  }
   Outcome r = run_cluster(GetParam(), {}, false);
   ASSERT_TRUE(r.failures.empty()) << r.failures.front();
   std::map<std::pair<std::string, uint64_t>, int> written;
@@ -254,6 +276,82 @@ TEST_P(ReplicationConformance, PlantedFaultIsCaught) {
   Outcome r = run_cluster(GetParam(), f, false);
   EXPECT_FALSE(r.report.ok()) << "acknowledging writes before the replicas have them went unnoticed\n" << describe(r);
   std::printf("%s", checker::format_report(r.report).c_str());
+}
+
+// Runs `body` once `go` is set, on the worker it was made for (operations are issued from a worker's thread, as the
+// Redis endpoint does).
+class OneShot final : public server::Service {
+ public:
+  using Body = std::function<rpc::Task<void>(server::ServiceEnv&)>;
+  OneShot(server::ServiceEnv& env, Body body, const std::atomic<bool>& go, std::atomic<bool>& done)
+      : env_(env), body_(std::move(body)), go_(go), done_(done) {}
+  size_t poll() override {
+    if (started_ || !go_.load()) return 0;
+    started_ = true;
+    rpc::spawn([](OneShot* self) -> rpc::Task<void> {
+      co_await self->body_(self->env_);
+      self->done_ = true;
+    }(this));
+    return 1;
+  }
+
+ private:
+  server::ServiceEnv& env_;
+  Body body_;
+  const std::atomic<bool>& go_;
+  std::atomic<bool>& done_;
+  bool started_ = false;
+};
+
+// Each Rmw a read/write protocol does not offer is refused with kUnsupported and a reason, and the key keeps its
+// value and version; a protocol that offers them applies each.
+TEST_P(ReplicationConformance, OperationsItDoesNotOfferAreRefusedAndChangeNothing) {
+  const bool offers_all = entry(GetParam()).ops == replication::Ops::kReadModifyWrite;
+  std::vector<std::pair<std::string, Rmw>> ops;
+  ops.emplace_back("add", Rmw::add(1));
+  ops.emplace_back("append", Rmw::append("1"));
+  for (auto when : {Rmw::When::kIfAbsent, Rmw::When::kIfPresent, Rmw::When::kIfEquals}) {
+    Rmw op = Rmw::put("2");
+    op.when = when;
+    op.expected = "1";
+    ops.emplace_back(fmt::format("conditional put {}", static_cast<int>(when)), op);
+  }
+  Rmw getset = Rmw::put("3");
+  getset.return_old = true;
+  ops.emplace_back("put returning the old value", getset);
+  Rmw getdel = Rmw::remove();
+  getdel.return_old = true;
+  ops.emplace_back("delete returning the old value", getdel);
+  std::atomic<bool> go{false}, done{false};
+  std::vector<std::string> failures;
+  auto body = [&](server::ServiceEnv& env) -> rpc::Task<void> {
+    for (const auto& [name, op] : ops) {
+      replication::WriteResult put = co_await env.replication.write("k", Rmw::put("1"));
+      if (put.status != Code::kOk) failures.push_back("put: " + put.error);
+      cluster::KvResult before = co_await env.replication.get("k");
+      replication::WriteResult r = co_await env.replication.write("k", op);
+      cluster::KvResult after = co_await env.replication.get("k");
+      if (offers_all) {
+        if (r.status != Code::kOk) failures.push_back(fmt::format("{}: {} {}", name, code_name(r.status), r.error));
+        continue;
+      }
+      if (r.status != Code::kUnsupported || r.error.empty())
+        failures.push_back(
+            fmt::format("{}: {} '{}', expected UNSUPPORTED with a reason", name, code_name(r.status), r.error));
+      if (after.status != Code::kOk || after.value != "1" || after.version != before.version)
+        failures.push_back(fmt::format("{}: the key changed: '{}' v{} -> '{}' v{}", name, before.value, before.version,
+                                       after.value, after.version));
+    }
+  };
+  ClusterOptions o = options_for(GetParam());
+  TestCluster c(o, [&](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
+    if (node != 0 || env.ctx.worker_index() != 0) return nullptr;
+    return std::make_unique<OneShot>(env, body, go, done);
+  });
+  ASSERT_TRUE(c.start());
+  go = true;
+  ASSERT_TRUE(wait_for([&] { return done.load(); }, 30s));
+  for (const auto& f : failures) ADD_FAILURE() << f;
 }
 
 class ReplicationSurvivesLoss : public ReplicationConformance {};

@@ -14,12 +14,17 @@ RDX_LOCAL = os.path.join(ENGINE, "tools", "rdx-local")
 BIN = os.environ.get("RDX_BIN", os.path.join(ENGINE, "build", "release", "bin"))
 
 
-def registered(family):
-    """The names rdxd registers in a family (transport, replication, txn, workload): tests parametrized over it run
-    on every protocol the build has."""
+def registered_entries(family):
+    """What rdxd registers in a family (transport, replication, txn, workload), each entry as `rdxd --list --json`
+    prints it: tests parametrized over it run on every protocol the build has."""
     out = subprocess.run([os.path.join(BIN, "rdxd"), "--list", "--json"], capture_output=True, text=True, check=True,
                          timeout=30).stdout
-    return [e["name"] for e in json.loads(out)[family]]
+    return json.loads(out)[family]
+
+
+def registered(family):
+    """The names rdxd registers in a family."""
+    return [e["name"] for e in registered_entries(family)]
 
 
 def run(cmd, timeout=120, check=True):

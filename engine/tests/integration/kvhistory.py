@@ -48,9 +48,10 @@ class KvRecorder(PinnedClients):
 
     OPS = ("get", "set", "incr", "incrby", "decr", "setnx", "getset", "del")
 
-    def __init__(self, cluster, nodes, keys, ops=OPS, per_node=2, stop_on_error=()):
+    def __init__(self, cluster, nodes, keys, ops=OPS, per_node=2, stop_on_error=(), del_count=True):
         super().__init__(cluster, nodes, per_node)
         self.keys, self.stop_on_error = keys, set(stop_on_error)
+        self.del_count = del_count  # False: DEL's reply is not checked (a protocol whose count is what a quorum saw)
         self.ops = ops if isinstance(ops, dict) else {n: ops for n in nodes}
         self.records, self.errors = [], []
         self.client_ids = {(n, i): k for k, (n, i) in enumerate((n, i) for n in nodes for i in range(per_node))}
@@ -86,7 +87,7 @@ class KvRecorder(PinnedClients):
                 time.sleep(0.05 if not sent or not aborted else 0.005)  # a client backs off (fewer unknown outcomes)
                 continue
             rec["end"] = time.time_ns()
-            if op != "set":
+            if op != "set" and (op != "del" or self.del_count):
                 rec["out"] = out
             with self.lock:
                 self.records.append(rec)

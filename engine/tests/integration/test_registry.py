@@ -32,7 +32,8 @@ def test_crd_admits_exactly_what_rdxd_registers():
     names = {family: sorted(e["name"] for e in entries) for family, entries in reg.items()}
     assert sorted(spec["transport"]["properties"]["kind"]["enum"]) == names["transport"]
     assert sorted(spec["replication"]["properties"]["protocol"]["enum"]) == names["replication"]
-    assert sorted(spec["transactions"]["properties"]["protocol"]["enum"]) == names["txn"]
+    # "none" is no protocol: single-key commands only (what replication protocols without transactions need).
+    assert sorted(spec["transactions"]["properties"]["protocol"]["enum"]) == sorted(names["txn"] + ["none"])
     # A primitives value is admitted only if every transaction protocol honours it (no per-protocol rule exists yet).
     honoured = set.intersection(*(set(e["primitives"]) for e in reg["txn"]))
     assert sorted(spec["transport"]["properties"]["primitives"]["enum"]) == sorted(honoured)
@@ -42,10 +43,17 @@ def test_crd_admits_exactly_what_rdxd_registers():
     assert spec["transport"]["properties"]["primitives"]["default"] in honoured
 
 
-def test_replication_protocols_carry_the_transaction_protocols():
-    # Families and keys: a TxCluster runs a transaction protocol over its replication protocol's replica log.
+def test_crd_refuses_transactions_over_protocols_that_do_not_carry_them():
+    # Families and keys: a TxCluster runs a transaction protocol over its replication protocol's replica log; one
+    # that replicates single keys only must have transactions.protocol none, which a CEL rule of the CRD says for
+    # exactly those protocols.
+    with open(CRD) as f:
+        crd = yaml.safe_load(f)
+    (version,) = crd["spec"]["versions"]
+    rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"].get("x-kubernetes-validations", [])
     for e in registered()["replication"]:
-        assert e["carries_transactions"], e
+        rule = f"self.replication.protocol != '{e['name']}' || self.transactions.protocol == 'none'"
+        assert (rule in [r["rule"] for r in rules]) == (not e["carries_transactions"]), e
 
 
 def test_rdxd_refuses_an_unregistered_protocol_naming_what_exists(tmp_path):

@@ -55,6 +55,12 @@ func TestLinearizableHistories(t *testing.T) {
 			`{"client":1,"key":"a","op":"incr","by":1,"start":2}`,
 			`{"client":0,"key":"a","op":"get","out":"abc","start":3,"end":4}`,
 		},
+		// A del whose count is not checked (abd) still removes the key within its interval.
+		"del without a count": {
+			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
+			`{"client":1,"key":"a","op":"del","start":2,"end":3}`,
+			`{"client":0,"key":"a","op":"get","out":null,"start":4,"end":5}`,
+		},
 		// Keys are independent.
 		"two keys": {
 			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
@@ -104,6 +110,11 @@ func TestViolations(t *testing.T) {
 		"incr of a string": {
 			`{"client":0,"key":"a","op":"set","in":"abc","start":0,"end":1}`,
 			`{"client":0,"key":"a","op":"incr","by":1,"out":1,"start":2,"end":3}`,
+		},
+		"read of a value deleted before (a del without a count)": {
+			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
+			`{"client":1,"key":"a","op":"del","start":2,"end":3}`,
+			`{"client":0,"key":"a","op":"get","out":"1","start":4,"end":5}`,
 		},
 		"read of a value never written": {
 			`{"client":0,"key":"a","op":"get","out":"ghost","start":0,"end":1}`,

@@ -62,6 +62,7 @@ type TxCluster struct {
 // TxClusterSpec is the desired state of a TxCluster.
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
+// +kubebuilder:validation:XValidation:rule="self.replication.protocol != 'abd' || self.transactions.protocol == 'none'",message="replication.protocol abd replicates single keys only: it cannot carry transactions (set transactions.protocol to none)",fieldPath=".transactions.protocol"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
@@ -323,21 +324,23 @@ type BatchingSpec struct {
 	MaxMessages int32 `json:"maxMessages,omitempty"`
 }
 
-// TransactionProtocol is a commit protocol rdxd implements.
-// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1
+// TransactionProtocol is a commit protocol rdxd implements, or none.
+// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;none
 type TransactionProtocol string
 
-// Commit protocols (Dandelion variants).
+// Commit protocols (Dandelion variants), and none: single-key commands only.
 const (
 	ProtocolDNL4 TransactionProtocol = "dnl4"
 	ProtocolDNL2 TransactionProtocol = "dnl2"
 	ProtocolDNL1 TransactionProtocol = "dnl1"
+	ProtocolNone TransactionProtocol = "none"
 )
 
 // TransactionsSpec configures the commit protocol. Every change restarts every pod with a new epoch.
 type TransactionsSpec struct {
-	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, written verbatim to
-	// topology txn.protocol.
+	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, or none (no transactions:
+	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocol abd),
+	// written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`
@@ -353,18 +356,25 @@ type TransactionsSpec struct {
 }
 
 // ReplicationProtocol is a replication protocol inside a shard that rdxd implements.
-// +kubebuilder:validation:Enum=primary-backup
+// +kubebuilder:validation:Enum=primary-backup;abd
 type ReplicationProtocol string
 
-// ReplicationPrimaryBackup: the shard's primary orders writes and copies them to the others; a lost primary is
-// replaced by a backup a majority of the data nodes elects.
-const ReplicationPrimaryBackup ReplicationProtocol = "primary-backup"
+const (
+	// ReplicationPrimaryBackup: the shard's primary orders writes and copies them to the others; a lost primary is
+	// replaced by a backup a majority of the data nodes elects.
+	ReplicationPrimaryBackup ReplicationProtocol = "primary-backup"
+	// ReplicationABD: leaderless quorum reads and writes per key (Odyssey's ABD); single keys only.
+	ReplicationABD ReplicationProtocol = "abd"
+)
 
 // ReplicationSpec configures replication inside each shard.
 type ReplicationSpec struct {
-	// protocol replicates the shard: `primary-backup`, the only value (the shard's primary, its first member until a
-	// failover, orders writes and copies them to the other members; when it is lost, a majority of the data nodes
-	// elects a backup in its place). Written to topology replication.protocol.
+	// protocol replicates the shard. `primary-backup`: the shard's primary, its first member until a failover, orders
+	// writes and copies them to the other members; when it is lost, a majority of the data nodes elects a backup in
+	// its place. `abd`: any member coordinates any key's read or write with a majority of the shard's members (no
+	// primary, no election: a minority may be down without a pause); reads and plain writes only (GET, SET, DEL;
+	// INCR, SETNX, GETSET and other read-modify-writes are refused), and no transactions (transactions.protocol must
+	// be none). Written to topology replication.protocol.
 	// +optional
 	// +kubebuilder:default=primary-backup
 	Protocol ReplicationProtocol `json:"protocol,omitempty"`

@@ -18,7 +18,6 @@ using rpc::Task;
 using namespace std::chrono_literals;
 
 namespace {
-constexpr size_t kScanPageBytes = 48 * 1024;  // fits one RPC message with room to spare
 constexpr auto kPollEvery = 200ms;
 constexpr auto kCheckEvery = 1s;
 constexpr auto kNoticeEvery = 20ms;
@@ -58,11 +57,7 @@ Status Recovery::start() {
   return rpc.on(msgs_.at(kSyncScan), [this](const rpc::Incoming& in) { serve_scan(in); });
 }
 
-void Recovery::tick() {
-  auto now = std::chrono::steady_clock::now();
-  for (auto it = scans_.begin(); it != scans_.end();)
-    it = now - it->second.last_used > kScanSessionIdle ? scans_.erase(it) : std::next(it);
-}
+void Recovery::tick() { scans_.expire(kScanSessionIdle); }
 
 Task<void> Recovery::wait_drained(rpc::ReplyTo to, uint64_t gen) {
   while (!ctx_.membership().writes_drained(gen)) co_await ctx_.sched().sleep_for(1ms);
@@ -342,34 +337,25 @@ void Recovery::serve_scan(const rpc::Incoming& in) {
   auto id = rd.get<uint64_t>();
   if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
-  ScanSession& s = scans_[{in.peer_node, id}];
-  s.last_used = std::chrono::steady_clock::now();
+  ScanSession& s = scans_.at(in.peer_node, id);
   rpc::Writer items;
   uint32_t count = 0;
-  for (;;) {
-    if (s.pending.empty() && !s.store_done) {
-      std::vector<store::ScanItem> page;
-      s.cursor = ctx_.table().scan(ctx_.session(), s.cursor, 64, &page);
-      s.store_done = s.cursor == 0;
-      for (auto& it : page) s.pending.push_back(std::move(it));
-    }
-    if (s.pending.empty()) break;
-    store::ScanItem& it = s.pending.front();
-    if (cluster::lockword::absent(it.lock_word)) {        // placeholders and pending deletes: logically absent
-      s.absent_max = std::max(s.absent_max, it.version);  // a pending delete's version is a removed one
-      s.pending.pop_front();
+  while (store::ScanItem* it = s.pager.next(ctx_.table(), ctx_.session())) {
+    if (cluster::lockword::absent(it->lock_word)) {        // placeholders and pending deletes: logically absent
+      s.absent_max = std::max(s.absent_max, it->version);  // a pending delete's version is a removed one
+      s.pager.pop();
       continue;
     }
-    if (count > 0 && items.data().size() + it.key.size() + it.value.size() + 32 > kScanPageBytes) break;
+    if (!TablePager::fits(items.data().size(), count, it->key.size() + it->value.size() + 32)) break;
     // A value written by a writer not yet known committed stays hidden from single-key reads at the copy too.
-    uint64_t flags = cluster::lockword::readable(it.lock_word) ? 0 : cluster::lockword::kNotReadable;
-    items.bytes(it.key).bytes(it.value).put(it.version).put(flags);
+    uint64_t flags = cluster::lockword::readable(it->lock_word) ? 0 : cluster::lockword::kNotReadable;
+    items.bytes(it->key).bytes(it->value).put(it->version).put(flags);
     ++count;
-    s.pending.pop_front();
+    s.pager.pop();
   }
-  bool done = s.pending.empty() && s.store_done;
+  bool done = s.pager.done();
   const uint64_t removed_max = std::max(ctx_.table().removed_version_max(), s.absent_max);
-  if (done) scans_.erase({in.peer_node, id});
+  if (done) scans_.erase(in.peer_node, id);
   rpc::Writer out;
   out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count).put(removed_max);
   std::string body = out.data() + items.data();

@@ -33,6 +33,7 @@
 
 #include "cluster/membership.h"
 #include "cluster/worker_context.h"
+#include "replication/table_pager.h"
 #include "rpc/rpc.h"
 #include "store/hashtable.h"
 
@@ -112,11 +113,8 @@ class Recovery {
 
  private:
   struct ScanSession {
-    uint64_t cursor = 0;
-    bool store_done = false;
-    std::deque<store::ScanItem> pending;
+    TablePager pager;
     uint64_t absent_max = 0;  // largest version of the logically absent records skipped so far
-    std::chrono::steady_clock::time_point last_used;
   };
 
   struct PeerStatus {
@@ -139,7 +137,7 @@ class Recovery {
   cluster::WorkerContext& ctx_;
   RecoveryState& state_;
   rpc::MsgRange msgs_;
-  std::map<std::pair<uint16_t, uint64_t>, ScanSession> scans_;  // (joiner, session id)
+  CopySessions<ScanSession> scans_;
 };
 
 }  // namespace rdx::replication::primary_backup

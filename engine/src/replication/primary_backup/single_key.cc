@@ -16,19 +16,7 @@ namespace {
 // A key held by a writer is read again (GET) or waited for (a write) until this deadline, then reported.
 constexpr auto kHeldTimeout = std::chrono::seconds(5);
 
-KvResult unavailable(std::string why) {
-  KvResult r;
-  r.status = Code::kUnavailable;
-  r.error = std::move(why);
-  return r;
-}
-
-WriteResult write_failure(Code c, std::string why) {
-  WriteResult r;
-  r.status = c;
-  r.error = std::move(why);
-  return r;
-}
+KvResult unavailable(std::string why) { return KvResult::failed(Code::kUnavailable, std::move(why)); }
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -103,7 +91,7 @@ Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
   const uint16_t primary = cluster::primary_of(ctx_, key);
   if (primary == ctx_.self()) co_return co_await write_at_primary(std::move(key), std::move(op));
   auto conn = ctx_.peer(primary);
-  if (!conn) co_return write_failure(Code::kUnavailable, "the primary of this key's shard is not reachable");
+  if (!conn) co_return WriteResult::failed(Code::kUnavailable, "the primary of this key's shard is not reachable");
   rpc::Writer w;
   w.bytes(key);
   op.encode(w);
@@ -111,14 +99,15 @@ Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
   // The primary answers kOk with the write's result; anything else that is not a refusal of the request means the
   // request was sent and the primary was lost or slow: the write may have taken effect (kTimeout says so).
   if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
-    co_return write_failure(Code::kTimeout,
-                            "the key's primary did not answer (it may have failed): the write may or may not have "
-                            "taken effect");
-  if (resp.status != Code::kOk) co_return write_failure(resp.status, std::string(resp.payload));
+    co_return WriteResult::failed(
+        Code::kTimeout,
+        "the key's primary did not answer (it may have failed): the write may or may not have "
+        "taken effect");
+  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::string(resp.payload));
   WriteResult out;
   rpc::Reader rd(resp.payload);
   if (!WriteResult::decode(rd, &out) || !rd.done())
-    co_return write_failure(Code::kInternal, "malformed answer from the primary");
+    co_return WriteResult::failed(Code::kInternal, "malformed answer from the primary");
   co_return out;
 }
 
@@ -144,9 +133,10 @@ void PbWorker::serve_write(const rpc::Incoming& in) {
 
 Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
   if (!ctx_.membership().in_sync())
-    co_return write_failure(Code::kUnavailable, "the primary of this key is recovering its copy of the shard");
+    co_return WriteResult::failed(Code::kUnavailable, "the primary of this key is recovering its copy of the shard");
   if (!cluster::serves_as_primary(ctx_, Clock::now()))
-    co_return write_failure(Code::kUnavailable, "the primary of this key lost the leases of a majority of the nodes");
+    co_return WriteResult::failed(Code::kUnavailable,
+                                  "the primary of this key lost the leases of a majority of the nodes");
   // The views now, while this node is the primary: if they change before the write replicates, it fails then.
   Scope scope = begin();
   // The key's turn: writers of this key on this node go one at a time, in arrival order.
@@ -174,12 +164,13 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, 
     lock = cluster::try_lock(ctx_.table(), ctx_.session(), key, writer);
     if (lock.status != cluster::LockStatus::kHeld) break;
     if (Clock::now() > deadline)
-      co_return write_failure(Code::kUnavailable, "the key stayed locked by a transaction that did not finish");
+      co_return WriteResult::failed(Code::kUnavailable, "the key stayed locked by a transaction that did not finish");
     for (int i = 0; i < std::min(1 << std::min(attempt, 6), 64); ++i) co_await ctx_.sched().yield();
   }
   if (lock.status == cluster::LockStatus::kNoMemory)
-    co_return write_failure(Code::kResourceExhausted, "the store is full");
-  if (lock.status != cluster::LockStatus::kLocked) co_return write_failure(Code::kInvalidArgument, "key not storable");
+    co_return WriteResult::failed(Code::kResourceExhausted, "the store is full");
+  if (lock.status != cluster::LockStatus::kLocked)
+    co_return WriteResult::failed(Code::kInvalidArgument, "key not storable");
 
   std::optional<std::string> current;
   if (lock.existed) {
@@ -226,9 +217,9 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, 
   if (replicated != Code::kOk) {
     cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
     co_await resolve(scope, writer, std::move(ws), cluster::LogMode::kApply, false);
-    co_return write_failure(Code::kTimeout,
-                            "the shard's primary changed while the write was replicated: it may or may not have "
-                            "taken effect");
+    co_return WriteResult::failed(Code::kTimeout,
+                                  "the shard's primary changed while the write was replicated: it may or may not have "
+                                  "taken effect");
   }
   apply_at_primary(w);
   cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);

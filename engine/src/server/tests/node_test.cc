@@ -44,17 +44,17 @@ TEST(Node, RefusesPrimitivesTheProtocolDoesNotHonour) {
 }
 
 TEST(Node, TransactionsNeedAReplicationProtocolThatCarriesThem) {
-  const auto* pb = replication::replication_protocols().find("primary-backup");
-  const auto* dnl4 = txn::cc_protocols().find("dnl4");
-  ASSERT_NE(pb, nullptr);
-  ASSERT_NE(dnl4, nullptr);
-  EXPECT_TRUE(check_families(*pb, *dnl4).is_ok());
-  replication::ReplicationEntry single_key = *pb;
-  single_key.name = "single-key-only";
-  single_key.carries_transactions = false;
-  Status st = check_families(single_key, *dnl4);
+  EXPECT_TRUE(create(topology("primary-backup", "dnl4", "rpc")).is_ok());
+  EXPECT_TRUE(create(topology("abd", "none", "rpc")).is_ok());
+  EXPECT_TRUE(create(topology("primary-backup", "none", "rpc")).is_ok());  // single-key commands only
+  Status st = create(topology("abd", "dnl4", "rpc"));
   EXPECT_EQ(st.code(), Code::kUnsupported);
-  EXPECT_NE(st.message().find("'single-key-only' replicates single keys only"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("'abd' replicates single keys only"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("use txn.protocol 'none'"), std::string::npos) << st.message();
+  // Primitives choose a transaction protocol's; without one only rpc means anything.
+  Status prims = create(topology("abd", "none", "onesided"));
+  EXPECT_EQ(prims.code(), Code::kInvalidArgument);
+  EXPECT_NE(prims.message().find("txn.protocol is 'none'"), std::string::npos) << prims.message();
 }
 
 TEST(Node, MessageRangesOfThisBuildAreDisjointAndOverlapsAreNamed) {

@@ -4,6 +4,7 @@ package txcluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdxv1 "github.com/rdx-dev/rdx/operator/api/v1alpha1"
+	"github.com/rdx-dev/rdx/operator/internal/engine"
 	"github.com/rdx-dev/rdx/operator/internal/testenv"
 )
 
@@ -33,14 +35,19 @@ func unimplemented() []refusal {
 	for _, p := range []string{"occ", "nowait", "waitdie", "mvcc", "sundial", "calvin"} {
 		cases = append(cases, refusal{"txn-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
-			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1"`, p)})
+			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "none"`, p)})
 	}
-	for _, p := range []string{"hermes", "zab", "multipaxos", "derecho", "paxos", "allaboard", "abd", "cht",
+	for _, p := range []string{"hermes", "zab", "multipaxos", "derecho", "paxos", "allaboard", "cht",
 		"chtmultileader", "craq"} {
 		cases = append(cases, refusal{"repl-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationProtocol(p) },
-			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup"`, p)})
+			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup", "abd"`, p)})
 	}
+	// Families and keys: abd carries no transactions, so a TxCluster with abd must run none.
+	cases = append(cases, refusal{"abd-with-transactions",
+		func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationABD },
+		"replication.protocol abd replicates single keys only: it cannot carry transactions (set " +
+			"transactions.protocol to none)"})
 	for _, p := range []string{"onesided", "hybrid"} {
 		cases = append(cases, refusal{"prim-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
@@ -94,6 +101,34 @@ func TestUnimplementedValuesRefused(t *testing.T) {
 		}
 		if len(made) > 0 {
 			return fmt.Errorf("objects created for refused TxClusters: %v", made)
+		}
+		return nil
+	})
+}
+
+// TestSingleKeyClusterAdmitted: abd with transactions.protocol none is admitted, and its topology names both.
+func TestSingleKeyClusterAdmitted(t *testing.T) {
+	ns := env.Namespace(t)
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "abd", Namespace: ns}}
+	c.Spec.Replication.Protocol = rdxv1.ReplicationABD
+	c.Spec.Transactions.Protocol = rdxv1.ProtocolNone
+	if err := env.Client.Create(context.Background(), c); err != nil {
+		t.Fatalf("abd with transactions none refused: %v", err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: engine.TopologyName(c)}, &cm); err != nil {
+			return err
+		}
+		var topo struct {
+			Replication struct{ Protocol string } `json:"replication"`
+			Txn         struct{ Protocol string } `json:"txn"`
+		}
+		if err := json.Unmarshal([]byte(cm.Data[engine.TopologyKey]), &topo); err != nil {
+			return err
+		}
+		if topo.Replication.Protocol != "abd" || topo.Txn.Protocol != "none" {
+			return fmt.Errorf("topology names replication %q and txn %q", topo.Replication.Protocol, topo.Txn.Protocol)
 		}
 		return nil
 	})

@@ -1,0 +1,178 @@
+// ABD's recovery of a member whose memory is new (a restart, or a member a membership epoch added), and the handlers
+// it asks. Why it is safe:
+//  - A write that completed was stored by a majority M of the members. Only members that restarted since lost it.
+//  - This node's previous life may be in M, and an operation may still be waiting for the rest of its majority: it
+//    could complete after this node copied, counting the previous life's answer. So the copy starts only after
+//    kOpDeadline (and a margin) since this process started: every operation begun before that has finished or given
+//    up by then, and none counts an answer it gathers after its deadline.
+//  - Then it copies from s = n - majority + 1 other members in sync (which hold every write they stored: their
+//    memory survived, or they recovered themselves). M minus this node has at least majority - 1 of the n - 1 other
+//    members, so any s of them include one of M. Writes stored here meanwhile stay: a copied record is applied only
+//    when its tag is newer.
+//  - A fresh shard: every member answered, none was ever in sync: everyone starts empty. The node that finds it
+//    tells the others (kFresh, naming the incarnation each reported), so none waits for sources that never come.
+#include <spdlog/spdlog.h>
+
+#include "replication/abd/abd.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::abd {
+
+using rpc::Task;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kDeadlineMargin = std::chrono::milliseconds(100);
+constexpr auto kRetry = std::chrono::milliseconds(100);
+constexpr auto kCopySessionIdle = std::chrono::seconds(60);
+}  // namespace
+
+Task<void> AbdWorker::recover() {
+  while (!ctx_.membership().stopping()) {
+    const bool done = co_await recover_once();
+    if (done) co_return;
+    co_await ctx_.sched().sleep_for(kRetry);
+  }
+}
+
+Task<bool> AbdWorker::recover_once() {
+  const auto copy_at = node_.started() + kOpDeadline + kDeadlineMargin;
+  if (Clock::now() < copy_at) {
+    node_.set_recovery_state("waiting out the deadline of operations that may count this node's previous life");
+    co_await ctx_.sched().sleep_for(copy_at - Clock::now());
+  }
+  const cluster::Topology& t = ctx_.topology();
+  const int shard = t.nodes[ctx_.self()].shard;
+  std::vector<uint16_t> others;
+  size_t n = 0;
+  for (uint16_t id : t.shards[static_cast<uint32_t>(shard)].members) {
+    if (t.nodes[id].role != cluster::Role::kData) continue;
+    ++n;
+    if (id != ctx_.self()) others.push_back(id);
+  }
+  const size_t majority = n / 2 + 1;
+  const size_t sources_needed = n - majority + 1;  // other members (see the top of this file)
+  struct Seen {
+    uint16_t node;
+    bool in_sync, ever;
+    uint64_t incarnation;
+  };
+  std::vector<Seen> seen;
+  for (uint16_t id : others) {
+    auto conn = ctx_.peer(id);
+    if (!conn) continue;
+    rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kStatus), {});
+    rpc::Reader rd(r.payload);
+    const auto in_sync = rd.get<uint8_t>(), ever = rd.get<uint8_t>();
+    const auto inc = rd.get<uint64_t>();
+    if (r.status == Code::kOk && rd.done()) seen.push_back({id, in_sync != 0, ever != 0, inc});
+  }
+  std::vector<uint16_t> sources;
+  bool any_ever = false;
+  for (const Seen& s : seen) {
+    if (s.in_sync) sources.push_back(s.node);
+    any_ever = any_ever || s.ever;
+  }
+  if (sources.size() >= sources_needed && sources_needed > 0) {
+    sources.resize(sources_needed);
+    for (uint16_t src : sources) {
+      node_.set_recovery_state(fmt::format("copying shard {} from {}", shard, t.nodes[src].name));
+      const bool copied = co_await copy_from(src);
+      if (!copied) co_return false;
+    }
+  } else if (seen.size() == others.size() && !any_ever) {
+    spdlog::info("abd: shard {} is new (every member answered, none was ever in sync): starting empty", shard);
+    for (const Seen& s : seen) {
+      auto conn = ctx_.peer(s.node);
+      if (!conn) continue;
+      rpc::Writer w;
+      w.put(s.incarnation);
+      (void)co_await ctx_.rpc().call_task(*conn, msgs_.at(kFresh), w.data());
+    }
+  } else {
+    node_.set_recovery_state(
+        fmt::format("waiting for {} other members of shard {} in sync to copy from ({} answered, {} in sync)",
+                    sources_needed, shard, seen.size(), sources.size()));
+    co_return false;
+  }
+  node_.ever_in_sync().store(true, std::memory_order_release);
+  ctx_.membership().set_in_sync(true);
+  node_.set_recovery_state("in sync");
+  spdlog::info("abd: {} is in sync", t.nodes[ctx_.self()].name);
+  co_return true;
+}
+
+Task<bool> AbdWorker::copy_from(uint16_t source) {
+  const uint64_t session = (uint64_t{node_.incarnation()} << 16) ^ ++copies_started_;
+  for (uint8_t done = 0; done == 0;) {
+    auto conn = ctx_.peer(source);
+    if (!conn) co_return false;
+    rpc::Writer w;
+    w.put(session);
+    rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kScan), w.data());
+    if (r.status != Code::kOk) co_return false;
+    rpc::Reader rd(r.payload);
+    done = rd.get<uint8_t>();
+    const auto count = rd.get<uint32_t>();
+    for (uint32_t i = 0; i < count && rd.ok(); ++i) {
+      const std::string key(rd.bytes(cluster::kMaxKeyBytes));
+      const auto tag = rd.get<uint64_t>();
+      const std::string value(rd.bytes(store::kMaxValueBytes));
+      if (rd.ok() && install(key, tag, value) == Code::kResourceExhausted) co_return false;
+    }
+    if (!rd.done() || done > 1) {
+      spdlog::warn("abd: a malformed copy page from {}", ctx_.topology().nodes[source].name);
+      co_return false;
+    }
+  }
+  co_return true;
+}
+
+void AbdWorker::expire_copies() { copies_.expire(kCopySessionIdle); }
+
+void AbdWorker::serve_status(const rpc::Incoming& in) {
+  if (!in.payload.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  rpc::Writer w;
+  w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : 0))
+      .put(static_cast<uint8_t>(node_.ever_in_sync().load(std::memory_order_acquire) ? 1 : 0))
+      .put(node_.incarnation());
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
+}
+
+void AbdWorker::serve_scan(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const auto session = rd.get<uint64_t>();
+  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  TablePager& pager = copies_.at(in.peer_node, session);
+  rpc::Writer items;
+  uint32_t count = 0;
+  while (store::ScanItem* it = pager.next(ctx_.table(), ctx_.session())) {
+    if (!TablePager::fits(items.data().size(), count, it->key.size() + it->value.size() + 16)) break;
+    items.bytes(it->key).put(it->version).bytes(it->value);
+    ++count;
+    pager.pop();
+  }
+  const bool done = pager.done();
+  if (done) copies_.erase(in.peer_node, session);
+  rpc::Writer out;
+  out.put(static_cast<uint8_t>(done ? 1 : 0)).put(count);
+  const std::string body = out.data() + items.data();
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
+}
+
+void AbdWorker::serve_fresh(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const auto inc = rd.get<uint64_t>();
+  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (inc != node_.incarnation() || node_.ever_in_sync().load(std::memory_order_acquire))
+    return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
+  node_.ever_in_sync().store(true, std::memory_order_release);
+  ctx_.membership().set_in_sync(true);
+  node_.set_recovery_state("in sync");
+  spdlog::info("abd: {} is in sync (a new shard, as {} found)", ctx_.topology().nodes[ctx_.self()].name,
+               in.peer_node < ctx_.topology().nodes.size() ? ctx_.topology().nodes[in.peer_node].name : "?");
+  ctx_.rpc().respond(in.reply_to(), Code::kOk);
+}
+
+}  // namespace rdx::replication::abd
