@@ -88,6 +88,7 @@ func TestRDX(t *testing.T) {
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
 	targetLostMidRun(t, env, ns)
+	abdCluster(t, env, c, run)
 
 	primary := c.primary(t, 0)
 	backup := c.name + "-s0-2"

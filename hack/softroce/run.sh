@@ -60,6 +60,10 @@ for b in "${BINARIES[@]}"; do
   [ -n "$f" ] || die "softroce: built binary $b not found under $bin_dir"
   cp "$f" "$SHARE/bin/"
 done
+# rdx-lincheck (Go, engine/tools/lincheck): the cluster stage checks kv histories with it.
+require_go
+(cd "$RDX_ROOT/engine/tools/lincheck" && go build -o "$SHARE/bin/rdx-lincheck" .) ||
+  die "softroce: building rdx-lincheck failed (cd engine/tools/lincheck && go build .)"
 cp -r "$SOFTROCE_DIR/guest" "$SHARE/guest"
 case " $STAGES " in
   *" k8s "*|*" k8s:"*) bash "$SOFTROCE_DIR/k8s-share.sh" "$SHARE" "$bin_dir" || exit 1 ;;

@@ -85,6 +85,24 @@ def test_linearizable_while_a_member_is_killed_and_restarted(cluster, protocol):
     print(f"{protocol}: {served} GET/{writes.upper()} at n0 and n1 completed while n2 was down or restarting; "
           f"longest time without a completed operation there: {gap:.3f} s")
     assert served > 50, served
+    assert gap < 2.0, f"n0 and n1 completed nothing for {gap:.3f} s while n2 was down"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_linearizable_while_a_member_is_paused(cluster, protocol):
+    """A member that stops answering for a while (SIGSTOP past the failure timeout, then SIGCONT) and resumes with
+    whatever it holds: nothing it answers afterwards may be stale."""
+    up(cluster, protocol, extra=["--failure-timeout-ms", "300"])
+
+    def pause():
+        cluster.kill("n2", signal="STOP")
+        time.sleep(1.5)
+        cluster.kill("n2", signal="CONT")
+
+    rec = record(cluster, seconds=6, during=pause, protocol=protocol)
+    code, report, kinds = checked(cluster, rec, "member-paused")
+    assert code == 0 and report["ok"], report
+    assert kinds["get"] > 100, kinds
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

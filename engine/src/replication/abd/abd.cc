@@ -185,6 +185,7 @@ Task<bool> AbdWorker::store(const std::string& key, const Members& m, uint64_t t
 }
 
 Task<KvResult> AbdWorker::get(std::string key) {
+  if (key.empty()) co_return KvResult::failed(Code::kInvalidArgument, "abd: empty keys are not supported");
   const auto begun = Clock::now();
   Quorum q = co_await query(key, false);
   if (!q.answered) co_return KvResult::failed(Code::kUnavailable, q.why);
@@ -211,6 +212,7 @@ Task<WriteResult> AbdWorker::write(std::string key, Rmw op) {
                                         "one agreed order of the key's writes (nothing was written)",
                                         rmw_name(op)));
   }
+  if (key.empty()) co_return WriteResult::failed(Code::kInvalidArgument, "abd: empty keys are not supported");
   if (op.value.size() > store::kMaxValueBytes)
     co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
   const auto begun = Clock::now();
@@ -262,11 +264,22 @@ Code AbdWorker::install(const std::string& key, uint64_t tag, const std::string&
   }
 }
 
+bool AbdWorker::from_data_node(const rpc::Incoming& in) const {
+  const cluster::Topology& t = ctx_.topology();
+  return in.peer_node < t.nodes.size() && t.nodes[in.peer_node].role == cluster::Role::kData;
+}
+
+bool AbdWorker::from_member(const rpc::Incoming& in) const {
+  const cluster::Topology& t = ctx_.topology();
+  return from_data_node(in) && t.nodes[in.peer_node].shard == t.nodes[ctx_.self()].shard;
+}
+
 void AbdWorker::serve_read(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag_only = rd.get<uint8_t>();
-  if (!rd.done() || key.empty() || tag_only > 1 || !cluster::is_replica_of(ctx_.topology(), ctx_.self(), key))
+  if (!rd.done() || key.empty() || tag_only > 1 || !from_data_node(in) ||
+      !cluster::is_replica_of(ctx_.topology(), ctx_.self(), key))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   const Replica r = read_local(key);
@@ -285,7 +298,7 @@ void AbdWorker::serve_write(const rpc::Incoming& in) {
   const std::string_view value = rd.bytes(store::kMaxValueBytes);
   const cluster::Topology& t = ctx_.topology();
   const uint16_t writer = static_cast<uint16_t>((tag >> 1) & 0x3ff);
-  const bool valid = rd.done() && !key.empty() && tag_ts(tag) != 0 && tag <= store::kMaxVersion &&
+  const bool valid = rd.done() && !key.empty() && from_data_node(in) && tag_ts(tag) != 0 && tag <= store::kMaxVersion &&
                      writer < t.nodes.size() && (!tag_deleted(tag) || value.empty()) &&
                      cluster::is_replica_of(t, ctx_.self(), key);
   if (!valid) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);

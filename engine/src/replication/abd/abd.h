@@ -19,7 +19,9 @@
 //    majority's answers.
 //  - A restarted member (its memory is gone) answers reads only after recovery (recovery.cc): it waits until every
 //    operation that might have counted its previous life's answers is finished or failed (operations give up after
-//    kOpDeadline), then copies the shard from enough in-sync members that the copy holds every completed write.
+//    kOpDeadline), then copies the shard from every other member, so it holds every completed write and every tag
+//    its previous life wrote (it must not write one of them again with another value). A member that restarts
+//    therefore waits until every other member is in sync.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -134,6 +136,9 @@ class AbdWorker final : public ReplicationProtocol {
   Replica read_local(const std::string& key);
   Code install(const std::string& key, uint64_t tag, const std::string& value);
 
+  // Whether a message comes from a data node (any may coordinate), or from a member of this node's shard.
+  bool from_data_node(const rpc::Incoming& in) const;
+  bool from_member(const rpc::Incoming& in) const;
   void serve_read(const rpc::Incoming& in);
   void serve_write(const rpc::Incoming& in);
   void serve_status(const rpc::Incoming& in);

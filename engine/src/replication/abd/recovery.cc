@@ -5,12 +5,16 @@
 //    could complete after this node copied, counting the previous life's answer. So the copy starts only after
 //    kOpDeadline (and a margin) since this process started: every operation begun before that has finished or given
 //    up by then, and none counts an answer it gathers after its deadline.
-//  - Then it copies from s = n - majority + 1 other members in sync (which hold every write they stored: their
-//    memory survived, or they recovered themselves). M minus this node has at least majority - 1 of the n - 1 other
-//    members, so any s of them include one of M. Writes stored here meanwhile stay: a copied record is applied only
-//    when its tag is newer.
-//  - A fresh shard: every member answered, none was ever in sync: everyone starts empty. The node that finds it
-//    tells the others (kFresh, naming the incarnation each reported), so none waits for sources that never come.
+//  - Then it copies from every other member, each in sync (they hold every write they stored: their memory
+//    survived, or they recovered themselves). n - majority + 1 of them would hold every completed write (M minus
+//    this node has at least majority - 1 of the n - 1 others); all of them also hold every tag this node's previous
+//    life wrote anywhere, so the timestamps it picks next (above what its queries see, its own copy included) never
+//    repeat one of them with another value (a tag is (timestamp, node), and the node id survives the restart).
+//    The price: a member that restarts waits until every other member is in sync. Writes stored here meanwhile
+//    stay: a copied record is applied only when its tag is newer.
+//  - A fresh shard: every member answered within one short round (kStatusTimeout) and none was ever in sync:
+//    everyone starts empty. The node that finds it tells the others (kFresh, naming the incarnation each reported:
+//    a member that restarted since, or went in sync since, refuses) and goes in sync only if every one accepted.
 #include <spdlog/spdlog.h>
 
 #include "replication/abd/abd.h"
@@ -24,14 +28,20 @@ using Clock = std::chrono::steady_clock;
 namespace {
 constexpr auto kDeadlineMargin = std::chrono::milliseconds(100);
 constexpr auto kRetry = std::chrono::milliseconds(100);
+constexpr auto kStatusTimeout = std::chrono::milliseconds(300);
 constexpr auto kCopySessionIdle = std::chrono::seconds(60);
 }  // namespace
 
+// Runs for the node's life on worker 0: recovers whenever the node is not in sync (its start, or an epoch that
+// made it rejoin, server/node.cc).
 Task<void> AbdWorker::recover() {
   while (!ctx_.membership().stopping()) {
-    const bool done = co_await recover_once();
-    if (done) co_return;
-    co_await ctx_.sched().sleep_for(kRetry);
+    if (ctx_.membership().in_sync()) {
+      co_await ctx_.sched().sleep_for(kRetry);
+      continue;
+    }
+    const bool recovered = co_await recover_once();
+    if (!recovered) co_await ctx_.sched().sleep_for(kRetry);
   }
 }
 
@@ -44,55 +54,60 @@ Task<bool> AbdWorker::recover_once() {
   const cluster::Topology& t = ctx_.topology();
   const int shard = t.nodes[ctx_.self()].shard;
   std::vector<uint16_t> others;
-  size_t n = 0;
-  for (uint16_t id : t.shards[static_cast<uint32_t>(shard)].members) {
-    if (t.nodes[id].role != cluster::Role::kData) continue;
-    ++n;
-    if (id != ctx_.self()) others.push_back(id);
-  }
-  const size_t majority = n / 2 + 1;
-  const size_t sources_needed = n - majority + 1;  // other members (see the top of this file)
+  for (uint16_t id : t.shards[static_cast<uint32_t>(shard)].members)
+    if (t.nodes[id].role == cluster::Role::kData && id != ctx_.self()) others.push_back(id);
+  // Every other member's status, asked at once: a fresh start is decided only on answers of one short round.
+  const auto round = Clock::now();
+  std::vector<Task<rpc::Response>> asks;
+  std::vector<uint16_t> asked;
+  for (uint16_t id : others)
+    if (auto conn = ctx_.peer(id)) {
+      asks.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kStatus), {}, kStatusTimeout));
+      asked.push_back(id);
+    }
+  std::vector<rpc::Response> answers = co_await rpc::when_all(std::move(asks));
   struct Seen {
     uint16_t node;
     bool in_sync, ever;
     uint64_t incarnation;
   };
   std::vector<Seen> seen;
-  for (uint16_t id : others) {
-    auto conn = ctx_.peer(id);
-    if (!conn) continue;
-    rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kStatus), {});
-    rpc::Reader rd(r.payload);
+  for (size_t i = 0; i < answers.size(); ++i) {
+    rpc::Reader rd(answers[i].payload);
     const auto in_sync = rd.get<uint8_t>(), ever = rd.get<uint8_t>();
     const auto inc = rd.get<uint64_t>();
-    if (r.status == Code::kOk && rd.done()) seen.push_back({id, in_sync != 0, ever != 0, inc});
+    if (answers[i].status == Code::kOk && rd.done()) seen.push_back({asked[i], in_sync != 0, ever != 0, inc});
   }
-  std::vector<uint16_t> sources;
+  size_t in_sync = 0;
   bool any_ever = false;
   for (const Seen& s : seen) {
-    if (s.in_sync) sources.push_back(s.node);
+    in_sync += s.in_sync ? 1 : 0;
     any_ever = any_ever || s.ever;
   }
-  if (sources.size() >= sources_needed && sources_needed > 0) {
-    sources.resize(sources_needed);
-    for (uint16_t src : sources) {
+  if (!others.empty() && in_sync == others.size()) {
+    for (uint16_t src : others) {
       node_.set_recovery_state(fmt::format("copying shard {} from {}", shard, t.nodes[src].name));
       const bool copied = co_await copy_from(src);
       if (!copied) co_return false;
     }
   } else if (seen.size() == others.size() && !any_ever) {
+    if (Clock::now() - round > kStatusTimeout) co_return false;  // answers too old to decide on: ask again
     spdlog::info("abd: shard {} is new (every member answered, none was ever in sync): starting empty", shard);
+    std::vector<Task<rpc::Response>> fresh;
     for (const Seen& s : seen) {
       auto conn = ctx_.peer(s.node);
-      if (!conn) continue;
+      if (!conn) co_return false;
       rpc::Writer w;
       w.put(s.incarnation);
-      (void)co_await ctx_.rpc().call_task(*conn, msgs_.at(kFresh), w.data());
+      fresh.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kFresh), w.data(), kStatusTimeout));
     }
+    std::vector<rpc::Response> accepted = co_await rpc::when_all(std::move(fresh));
+    for (const rpc::Response& r : accepted)
+      if (r.status != Code::kOk) co_return false;  // a member is not what it was: decide again
   } else {
-    node_.set_recovery_state(
-        fmt::format("waiting for {} other members of shard {} in sync to copy from ({} answered, {} in sync)",
-                    sources_needed, shard, seen.size(), sources.size()));
+    node_.set_recovery_state(fmt::format(
+        "waiting for every other member of shard {} to be in sync, to copy from ({} of {} answered, {} in sync)", shard,
+        seen.size(), others.size(), in_sync));
     co_return false;
   }
   node_.ever_in_sync().store(true, std::memory_order_release);
@@ -131,7 +146,7 @@ Task<bool> AbdWorker::copy_from(uint16_t source) {
 void AbdWorker::expire_copies() { copies_.expire(kCopySessionIdle); }
 
 void AbdWorker::serve_status(const rpc::Incoming& in) {
-  if (!in.payload.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!in.payload.empty() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   rpc::Writer w;
   w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : 0))
       .put(static_cast<uint8_t>(node_.ever_in_sync().load(std::memory_order_acquire) ? 1 : 0))
@@ -142,7 +157,7 @@ void AbdWorker::serve_status(const rpc::Incoming& in) {
 void AbdWorker::serve_scan(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto session = rd.get<uint64_t>();
-  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!rd.done() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   TablePager& pager = copies_.at(in.peer_node, session);
   rpc::Writer items;
@@ -164,7 +179,7 @@ void AbdWorker::serve_scan(const rpc::Incoming& in) {
 void AbdWorker::serve_fresh(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto inc = rd.get<uint64_t>();
-  if (!rd.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!rd.done() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (inc != node_.incarnation() || node_.ever_in_sync().load(std::memory_order_acquire))
     return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
   node_.ever_in_sync().store(true, std::memory_order_release);

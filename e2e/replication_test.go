@@ -1,0 +1,58 @@
+// Copyright 2026 The rdx authors. Licensed under the Apache License, Version 2.0.
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rdx-dev/rdx/e2e/framework"
+)
+
+// abdCluster runs a TxCluster of the leaderless replication protocol abd (no transactions), with the sample's
+// transport: keys written and read back through its endpoint, then one member's pod deleted under a write load,
+// which must go on without a pause (every operation needs only a majority of the members), and the TxCluster
+// deleted again.
+func abdCluster(t *testing.T, env *framework.Env, sample *cluster, run string) {
+	env.Step(t, "a TxCluster with replication abd (transactions none): keys through its endpoint, a member deleted under load")
+	ctx := framework.Ctx(t)
+	ns := sample.ns
+	o, _, err := sample.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, _, _ := unstructured.NestedMap(o.Object, "spec", "transport")
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
+		"spec": map[string]any{"shards": int64(1), "replicas": int64(3), "transport": transport,
+			"replication": map[string]any{"protocol": "abd"}, "transactions": map[string]any{"protocol": "none"},
+			"storeMemory": "256Mi", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}}
+	obj.SetName("abd")
+	obj.SetNamespace(ns)
+	created, err := env.Dynamic.Resource(framework.TxClusters).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create TxCluster abd: %v", err)
+	}
+	c := &cluster{env: env, ns: ns, name: "abd", uid: created.GetUID(), shards: 1, replicas: 3}
+	env.Eventually(t, "TxCluster abd Ready", readyTimeout, c.ready)
+	_, st, err := c.get(framework.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(st.Endpoint, "abd.") {
+		t.Fatalf("status.endpoint %q", st.Endpoint)
+	}
+	c.redisAddr = st.Endpoint
+	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+	res := env.RunClient(t, ns, "client-abd-write", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"a",
+		"--count", "500")
+	env.Logf(t, "abd: wrote %d keys in %.2fs", res.Keys, res.Seconds)
+	verifyKeys(t, env, c, "client-abd-verify", run+"a", "500")
+	underLoad(t, env, c, run+"abd", "deleting an abd member's pod", func() {
+		deletePod(t, env, c, fmt.Sprintf("%s-s0-1", c.name), "an abd member")
+	})
+	deleteCluster(t, env, c)
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Odyssey's Table 3 (left-hand side) on this machine: throughput of every registered replication protocol while the
+write ratio varies (0, 1, 5, 20, 50, 75, 100 %), printed beside the paper's numbers for the same protocol.
+
+Each protocol runs on its own 3-node cluster of one shard (engine/tools/rdx-local, tcp on loopback, txn.protocol
+none so every protocol runs the same single-key path), loaded with --keys uniform keys of 32-byte values (the paper's
+value size), then rdx-bench kv for --duration seconds per write ratio, GETs spread over every member
+(--read-from any). Throughput counts completed operations; the p99 and mean latency of the same run are printed
+too. Absolute numbers on a shared 2-core machine mean little (the paper: 7 x 56-core machines, 100 Gb/s RDMA):
+compare protocols with each other, as ratios, within one run.
+
+The paper's right-hand side (latency at 25/50/75/100 % of peak load) needs a paced load, which rdx-bench does not
+offer yet: not printed.
+Usage: tools/replication_table.py [--duration 3] [--keys 10000] [--threads 2] [--outstanding 16] [--json out.json]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WRITE_RATIOS = [0, 1, 5, 20, 50, 75, 100]
+# Odyssey, Table 3 (M requests/s, 7 machines, 100 Gb/s RDMA, multi-threaded), by protocol name as rdx registers it.
+PAPER = {
+    "abd": [125, 118, 102, 84, 71, 64, 61],
+    "zab": [967, 276, 102, 47, 23.5, 16.5, 14],
+    "paxos": [125, 115, 90, 65, 44, 35, 27],
+    "craq": [967, 739, 476, 246, 123, 87, 67],
+    "hermes": [967, 735, 515, 275, 150, 107, 89],
+}
+
+
+def sh(cmd, timeout=600):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def protocols(bin_dir):
+    out = sh([os.path.join(bin_dir, "rdxd"), "--list", "--json"])
+    return [e["name"] for e in json.loads(out)["replication"]]
+
+
+def measure(args, protocol):
+    d = tempfile.mkdtemp(prefix=f"rdx-repl-{protocol}-")
+    local = [sys.executable, os.path.join(HERE, "rdx-local")]
+    sh(local + ["up", "--dir", d, "--nodes", "3", "--bin", args.bin, "--replication", protocol,
+                "--txn-protocol", "none"])
+    topo, out = os.path.join(d, "topology.json"), os.path.join(d, "r.json")
+    bench = [os.path.join(args.bin, "rdx-bench"), "--config", topo, "--keys", str(args.keys), "--value-size", "32",
+             "--threads", str(args.threads), "--outstanding", str(args.outstanding), "--json", out]
+    rows = []
+    try:
+        sh(bench + ["--load", "--no-run"], timeout=600)
+        for w in WRITE_RATIOS:
+            sh(bench + ["--read-ratio", str(1 - w / 100), "--duration", str(args.duration), "--read-from", "any"],
+               timeout=args.duration * 10 + 120)
+            with open(out) as f:
+                r = json.load(f)
+            rows.append({"write_pct": w, "ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"],
+                         "mean_us": r["latency"]["mean_us"], "errors": r["errors"]["total"]})
+    finally:
+        sh(local + ["down", "--dir", d])
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=3)
+    ap.add_argument("--keys", type=int, default=10000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--outstanding", type=int, default=16)
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "build", "release", "bin"))
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    results = {p: measure(args, p) for p in protocols(args.bin)}
+    head = "".join(f"{w:>9}%" for w in WRITE_RATIOS)
+    print(f"throughput in k ops/s by write ratio (this machine: 3 nodes, tcp on loopback; paper: M ops/s){'':4}")
+    print(f"{'protocol':<16}{head}")
+    for p, rows in results.items():
+        print(f"{p:<16}" + "".join(f"{r['ops_s'] / 1e3:>10.1f}" for r in rows))
+        if p in PAPER:
+            print(f"{'  paper':<16}" + "".join(f"{v:>10}" for v in PAPER[p]))
+        print(f"{'  p99/mean us':<16}" + "".join(f"{r['p99_us']:>5.0f}/{r['mean_us']:<4.0f}" for r in rows))
+        if any(r["errors"] for r in rows):
+            print(f"{'  errors':<16}" + "".join(f"{r['errors']:>10}" for r in rows))
+    names = list(results)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ratios = "".join(f"{ra['ops_s'] / rb['ops_s']:>10.2f}" if rb["ops_s"] else f"{'-':>10}"
+                             for ra, rb in zip(results[a], results[b]))
+            print(f"{a + '/' + b:<16}{ratios}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
