@@ -1,5 +1,5 @@
-// ABD's recovery of a member whose memory is new (a restart, or a member a membership epoch added), and the handlers
-// it asks. Why it is safe:
+// The quorum register's recovery of a member whose memory is new (a restart, or a member a membership epoch added),
+// and the handlers it asks. Why it is safe:
 //  - A write that completed was stored by a majority M of the members. Only members that restarted since lost it.
 //  - This node's previous life may be in M, and an operation may still be waiting for the rest of its majority: it
 //    could complete after this node copied, counting the previous life's answer. So the copy starts only after
@@ -11,16 +11,17 @@
 //    life wrote anywhere, so the timestamps it picks next (above what its queries see, its own copy included) never
 //    repeat one of them with another value (a tag is (timestamp, node), and the node id survives the restart).
 //    The price: a member that restarts waits until every other member is in sync. Writes stored here meanwhile
-//    stay: a copied record is applied only when its tag is newer.
+//    stay: a copied record is applied only when its tag is newer. After each member's records comes whatever else
+//    the protocol keeps (QuorumWorker::copy_extra; Paxos: its acceptors' state).
 //  - A fresh shard: every member answered within one short round (kStatusTimeout) and none was ever in sync:
 //    everyone starts empty. The node that finds it tells the others (kFresh, naming the incarnation each reported:
 //    a member that restarted since, or went in sync since, refuses) and goes in sync only if every one accepted.
 #include <spdlog/spdlog.h>
 
-#include "replication/abd/abd.h"
+#include "replication/quorum_register.h"
 #include "rpc/codec.h"
 
-namespace rdx::replication::abd {
+namespace rdx::replication {
 
 using rpc::Task;
 using Clock = std::chrono::steady_clock;
@@ -29,12 +30,11 @@ namespace {
 constexpr auto kDeadlineMargin = std::chrono::milliseconds(100);
 constexpr auto kRetry = std::chrono::milliseconds(100);
 constexpr auto kStatusTimeout = std::chrono::milliseconds(300);
-constexpr auto kCopySessionIdle = std::chrono::seconds(60);
 }  // namespace
 
 // Runs for the node's life on worker 0: recovers whenever the node is not in sync (its start, or an epoch that
 // made it rejoin, server/node.cc).
-Task<void> AbdWorker::recover() {
+Task<void> QuorumWorker::recover() {
   while (!ctx_.membership().stopping()) {
     if (ctx_.membership().in_sync()) {
       co_await ctx_.sched().sleep_for(kRetry);
@@ -45,7 +45,7 @@ Task<void> AbdWorker::recover() {
   }
 }
 
-Task<bool> AbdWorker::recover_once() {
+Task<bool> QuorumWorker::recover_once() {
   const auto copy_at = node_.started() + kOpDeadline + kDeadlineMargin;
   if (Clock::now() < copy_at) {
     node_.set_recovery_state("waiting out the deadline of operations that may count this node's previous life");
@@ -62,7 +62,7 @@ Task<bool> AbdWorker::recover_once() {
   std::vector<uint16_t> asked;
   for (uint16_t id : others)
     if (auto conn = ctx_.peer(id)) {
-      asks.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kStatus), {}, kStatusTimeout));
+      asks.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kRegStatus), {}, kStatusTimeout));
       asked.push_back(id);
     }
   std::vector<rpc::Response> answers = co_await rpc::when_all(std::move(asks));
@@ -89,17 +89,20 @@ Task<bool> AbdWorker::recover_once() {
       node_.set_recovery_state(fmt::format("copying shard {} from {}", shard, t.nodes[src].name));
       const bool copied = co_await copy_from(src);
       if (!copied) co_return false;
+      const bool extra = co_await copy_extra(src);
+      if (!extra) co_return false;
     }
   } else if (seen.size() == others.size() && !any_ever) {
     if (Clock::now() - round > kStatusTimeout) co_return false;  // answers too old to decide on: ask again
-    spdlog::info("abd: shard {} is new (every member answered, none was ever in sync): starting empty", shard);
+    spdlog::info("{}: shard {} is new (every member answered, none was ever in sync): starting empty", protocol(),
+                 shard);
     std::vector<Task<rpc::Response>> fresh;
     for (const Seen& s : seen) {
       auto conn = ctx_.peer(s.node);
       if (!conn) co_return false;
       rpc::Writer w;
       w.put(s.incarnation);
-      fresh.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kFresh), w.data(), kStatusTimeout));
+      fresh.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kRegFresh), w.data(), kStatusTimeout));
     }
     std::vector<rpc::Response> accepted = co_await rpc::when_all(std::move(fresh));
     for (const rpc::Response& r : accepted)
@@ -113,39 +116,39 @@ Task<bool> AbdWorker::recover_once() {
   node_.ever_in_sync().store(true, std::memory_order_release);
   ctx_.membership().set_in_sync(true);
   node_.set_recovery_state("in sync");
-  spdlog::info("abd: {} is in sync", t.nodes[ctx_.self()].name);
+  spdlog::info("{}: {} is in sync", protocol(), t.nodes[ctx_.self()].name);
   co_return true;
 }
 
-Task<bool> AbdWorker::copy_from(uint16_t source) {
+Task<bool> QuorumWorker::copy_from(uint16_t source) {
   const uint64_t session = (uint64_t{node_.incarnation()} << 16) ^ ++copies_started_;
   for (uint8_t done = 0; done == 0;) {
     auto conn = ctx_.peer(source);
     if (!conn) co_return false;
     rpc::Writer w;
     w.put(session);
-    rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kScan), w.data());
+    rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kRegScan), w.data());
     if (r.status != Code::kOk) co_return false;
     rpc::Reader rd(r.payload);
     done = rd.get<uint8_t>();
     const auto count = rd.get<uint32_t>();
-    for (uint32_t i = 0; i < count && rd.ok(); ++i) {
+    bool valid = true;
+    for (uint32_t i = 0; i < count && rd.ok() && valid; ++i) {
       const std::string key(rd.bytes(cluster::kMaxKeyBytes));
       const auto tag = rd.get<uint64_t>();
       const std::string value(rd.bytes(store::kMaxValueBytes));
-      if (rd.ok() && install(key, tag, value) == Code::kResourceExhausted) co_return false;
+      valid = !rd.ok() || (tag != 0 && tag <= store::kMaxVersion && valid_blob(tag, value));
+      if (rd.ok() && valid && install(key, tag, value) == Code::kResourceExhausted) co_return false;
     }
-    if (!rd.done() || done > 1) {
-      spdlog::warn("abd: a malformed copy page from {}", ctx_.topology().nodes[source].name);
+    if (!valid || !rd.done() || done > 1) {
+      spdlog::warn("{}: a malformed copy page from {}", protocol(), ctx_.topology().nodes[source].name);
       co_return false;
     }
   }
   co_return true;
 }
 
-void AbdWorker::expire_copies() { copies_.expire(kCopySessionIdle); }
-
-void AbdWorker::serve_status(const rpc::Incoming& in) {
+void QuorumWorker::serve_status(const rpc::Incoming& in) {
   if (!in.payload.empty() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   rpc::Writer w;
   w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : 0))
@@ -154,7 +157,7 @@ void AbdWorker::serve_status(const rpc::Incoming& in) {
   ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
 }
 
-void AbdWorker::serve_scan(const rpc::Incoming& in) {
+void QuorumWorker::serve_scan(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto session = rd.get<uint64_t>();
   if (!rd.done() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
@@ -176,7 +179,7 @@ void AbdWorker::serve_scan(const rpc::Incoming& in) {
   ctx_.rpc().respond(in.reply_to(), Code::kOk, rpc::as_bytes_of(body));
 }
 
-void AbdWorker::serve_fresh(const rpc::Incoming& in) {
+void QuorumWorker::serve_fresh(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto inc = rd.get<uint64_t>();
   if (!rd.done() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
@@ -185,9 +188,9 @@ void AbdWorker::serve_fresh(const rpc::Incoming& in) {
   node_.ever_in_sync().store(true, std::memory_order_release);
   ctx_.membership().set_in_sync(true);
   node_.set_recovery_state("in sync");
-  spdlog::info("abd: {} is in sync (a new shard, as {} found)", ctx_.topology().nodes[ctx_.self()].name,
+  spdlog::info("{}: {} is in sync (a new shard, as {} found)", protocol(), ctx_.topology().nodes[ctx_.self()].name,
                in.peer_node < ctx_.topology().nodes.size() ? ctx_.topology().nodes[in.peer_node].name : "?");
   ctx_.rpc().respond(in.reply_to(), Code::kOk);
 }
 
-}  // namespace rdx::replication::abd
+}  // namespace rdx::replication
