@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "cluster/kv_api.h"
 #include "cluster/topology_change.h"
 #include "common/thread.h"
@@ -357,7 +359,13 @@ void Worker::wait_for_work() {
   nfds_t n = 2;
   for (const auto& svc : services_)
     if (int fd = svc->wait_fd(); fd >= 0 && n < std::size(fds)) fds[n++] = {fd, POLLIN, 0};
-  ::poll(fds, n, 5);
+  // At most 5 ms, and no longer than until the next timer (a coroutine sleeping 1 ms must not sleep 5).
+  int64_t timeout_ms = 5;
+  if (auto next = sched_.next_timer()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - rpc::Scheduler::Clock::now()).count();
+    timeout_ms = std::clamp<int64_t>(left, 0, timeout_ms);
+  }
+  ::poll(fds, n, static_cast<int>(timeout_ms));
   if (fds[1].revents != 0) {
     uint64_t v;
     [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof(v));
