@@ -1,24 +1,10 @@
 #include "replication/key_turns.h"
 
-#include <array>
-
 namespace rdx::replication {
 
 namespace {
-// Node-wide ticket locks, striped by key hash (shared by every worker's front end).
-struct Stripe {
-  std::atomic<uint32_t> next{0};
-  std::atomic<uint32_t> serving{0};
-};
-constexpr size_t kStripes = 4096;
-
-Stripe& stripe(uint64_t h) {
-  static std::array<Stripe, kStripes> stripes;
-  return stripes[(h ^ (h >> 29)) % kStripes];
-}
-
 // A ticket only when nobody holds or waits for the stripe.
-bool try_ticket(Stripe& s) {
+bool try_ticket(KeyTickets::Stripe& s) {
   uint32_t serving = s.serving.load(std::memory_order_acquire);
   return s.next.compare_exchange_strong(serving, serving + 1, std::memory_order_acq_rel);
 }
@@ -26,7 +12,7 @@ bool try_ticket(Stripe& s) {
 
 bool KeyTurns::try_enter(uint64_t h, bool node_wide) {
   if (holders_.contains(h)) return false;
-  if (node_wide && !try_ticket(stripe(h))) return false;
+  if (node_wide && !try_ticket(tickets_.stripe(h))) return false;
   holders_[h].node_wide = node_wide;
   return true;
 }
@@ -44,7 +30,7 @@ rpc::Task<void> KeyTurns::enter(uint64_t h, bool node_wide, SetWaiter* set) {
 }
 
 rpc::Task<void> KeyTurns::take_ticket(uint64_t h) {
-  Stripe& s = stripe(h);
+  KeyTickets::Stripe& s = tickets_.stripe(h);
   uint32_t mine = s.next.fetch_add(1, std::memory_order_acq_rel);
   // Yields (one worker-loop iteration each) rather than timers: a worker blocked in poll() does not wake for its
   // timers yet, so a short sleep could last its whole 5 ms poll timeout.
@@ -55,7 +41,7 @@ void KeyTurns::leave(uint64_t h) {
   auto it = holders_.find(h);
   if (it == holders_.end()) return;
   if (it->second.node_wide) {
-    stripe(h).serving.fetch_add(1, std::memory_order_release);
+    tickets_.stripe(h).serving.fetch_add(1, std::memory_order_release);
     it->second.node_wide = false;
   }
   if (it->second.waiters.empty()) {

@@ -4,7 +4,8 @@
 // key). Two levels:
 //   - per worker: the first writer of a key holds it, later writers wait in arrival order (no polling);
 //   - per node, only for keys with remote replicas (a hold lasts a network round trip): the worker's holder also
-//     takes a ticket of a node-wide ticket lock striped by key hash, so the workers of this node alternate fairly.
+//     takes a ticket of a node-wide ticket lock striped by key hash (KeyTickets, which the node's protocol part owns
+//     and its workers share), so the workers of this node alternate fairly.
 //     The waiter checks its ticket once per worker-loop iteration. Single-replica writes finish in microseconds
 //     without a network wait, where a rare cross-worker collision on the record lock is cheaper to retry.
 // Blind puts (a plain SET) that queue up behind a write of the same key are combined: when the key is handed on, a
@@ -14,6 +15,7 @@
 // round trip per run, not per SET.
 // Keys are identified by hash: a collision only makes two writes wait for each other (and never combines two keys:
 // a combined run is only formed from puts of one key, checked by key comparison).
+#include <array>
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
@@ -28,9 +30,22 @@
 
 namespace rdx::replication {
 
+// The node-wide ticket locks of KeyTurns, striped by key hash: one per node, shared by its workers.
+class KeyTickets {
+ public:
+  struct Stripe {
+    std::atomic<uint32_t> next{0};
+    std::atomic<uint32_t> serving{0};
+  };
+  Stripe& stripe(uint64_t h) { return stripes_[(h ^ (h >> 29)) % stripes_.size()]; }
+
+ private:
+  std::array<Stripe, 4096> stripes_;
+};
+
 class KeyTurns {
  public:
-  explicit KeyTurns(rpc::Scheduler& sched) : sched_(sched) {}
+  KeyTurns(rpc::Scheduler& sched, KeyTickets& tickets) : sched_(sched), tickets_(tickets) {}
 
   static uint64_t hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
@@ -87,6 +102,7 @@ class KeyTurns {
   rpc::Task<void> take_ticket(uint64_t h);
 
   rpc::Scheduler& sched_;
+  KeyTickets& tickets_;
   std::unordered_map<uint64_t, Holder> holders_;
 };
 

@@ -25,7 +25,7 @@ PbWorker::PbWorker(PbNode& node, cluster::WorkerContext& ctx)
     : node_(node),
       ctx_(ctx),
       msgs_(node.env().msgs),
-      turns_(ctx.sched()),
+      turns_(ctx.sched(), node.key_tickets()),
       recovery_(ctx, node.recovery(), node.env().msgs) {
   on_membership_change();
 }

@@ -44,11 +44,13 @@ class PbNode final : public ReplicationNode {
 
   const NodeEnv& env() const { return env_; }
   RecoveryState& recovery() { return recovery_; }
+  KeyTickets& key_tickets() { return key_tickets_; }
 
  private:
   NodeEnv env_;
   cluster::LogFeed feed_;
   RecoveryState recovery_;
+  KeyTickets key_tickets_;
 };
 
 class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {

@@ -48,7 +48,8 @@ void run_all(rpc::Scheduler& s, int rounds = 50) {
 
 TEST(KeyTurns, WritersOfOneKeyTakeTurnsInArrivalOrder) {
   rpc::Scheduler sched;
-  KeyTurns gate(sched);
+  KeyTickets tickets;
+  KeyTurns gate(sched, tickets);
   std::vector<std::string> log;
   Writer a{gate, 1, "a", log}, b{gate, 1, "b", log}, c{gate, 1, "c", log}, other{gate, 2, "other", log};
   rpc::spawn(a.run(sched));
@@ -68,7 +69,8 @@ TEST(KeyTurns, WritersOfOneKeyTakeTurnsInArrivalOrder) {
 
 TEST(KeyTurns, WaitingSetsOfOneKeyAreWrittenOnceByTheLast) {
   rpc::Scheduler sched;
-  KeyTurns gate(sched);
+  KeyTickets tickets;
+  KeyTurns gate(sched, tickets);
   std::vector<std::string> log;
   Writer holder{gate, 7, "holder", log};
   Writer s1{gate, 7, "s1", log, true}, s2{gate, 7, "s2", log, true}, s3{gate, 7, "s3", log, true};
@@ -95,7 +97,8 @@ TEST(KeyTurns, WaitingSetsOfOneKeyAreWrittenOnceByTheLast) {
 
 TEST(KeyTurns, NodeWideTurnsAcrossWorkers) {
   rpc::Scheduler sched_a, sched_b;  // two workers of one node
-  KeyTurns gate_a(sched_a), gate_b(sched_b);
+  KeyTickets tickets;
+  KeyTurns gate_a(sched_a, tickets), gate_b(sched_b, tickets);
   std::vector<std::string> log;
   const uint64_t h = 0xfeedull;
   Writer a{gate_a, h, "a", log, false, true}, b{gate_b, h, "b", log, false, true};
