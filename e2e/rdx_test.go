@@ -88,7 +88,9 @@ func TestRDX(t *testing.T) {
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
 	targetLostMidRun(t, env, ns)
-	abdCluster(t, env, c, run)
+	for _, protocol := range []string{"abd", "paxos"} {
+		leaderlessCluster(t, env, c, run, protocol)
+	}
 
 	primary := c.primary(t, 0)
 	backup := c.name + "-s0-2"

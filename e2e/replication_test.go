@@ -13,12 +13,13 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
-// abdCluster runs a TxCluster of the leaderless replication protocol abd (no transactions), with the sample's
-// transport: keys written and read back through its endpoint, then one member's pod deleted under a write load,
-// which must go on without a pause (every operation needs only a majority of the members), and the TxCluster
-// deleted again.
-func abdCluster(t *testing.T, env *framework.Env, sample *cluster, run string) {
-	env.Step(t, "a TxCluster with replication abd (transactions none): keys through its endpoint, a member deleted under load")
+// leaderlessCluster runs a TxCluster of a leaderless replication protocol (abd or paxos; no transactions), named
+// after it, with the sample's transport: keys written and read back through its endpoint; with paxos also
+// read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses them); then one member's pod
+// deleted under a write load, which must go on without a pause (every operation needs only a majority of the
+// members), and the TxCluster deleted again.
+func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, protocol string) {
+	env.Step(t, "a TxCluster with replication %s (transactions none): keys through its endpoint, a member deleted under load", protocol)
 	ctx := framework.Ctx(t)
 	ns := sample.ns
 	o, _, err := sample.get(ctx)
@@ -28,31 +29,38 @@ func abdCluster(t *testing.T, env *framework.Env, sample *cluster, run string) {
 	transport, _, _ := unstructured.NestedMap(o.Object, "spec", "transport")
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
 		"spec": map[string]any{"shards": int64(1), "replicas": int64(3), "transport": transport,
-			"replication": map[string]any{"protocol": "abd"}, "transactions": map[string]any{"protocol": "none"},
+			"replication": map[string]any{"protocol": protocol}, "transactions": map[string]any{"protocol": "none"},
 			"storeMemory": "256Mi", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}}
-	obj.SetName("abd")
+	obj.SetName(protocol)
 	obj.SetNamespace(ns)
 	created, err := env.Dynamic.Resource(framework.TxClusters).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("create TxCluster abd: %v", err)
+		t.Fatalf("create TxCluster %s: %v", protocol, err)
 	}
-	c := &cluster{env: env, ns: ns, name: "abd", uid: created.GetUID(), shards: 1, replicas: 3}
-	env.Eventually(t, "TxCluster abd Ready", readyTimeout, c.ready)
+	c := &cluster{env: env, ns: ns, name: protocol, uid: created.GetUID(), shards: 1, replicas: 3}
+	env.Eventually(t, "TxCluster "+protocol+" Ready", readyTimeout, c.ready)
 	_, st, err := c.get(framework.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(st.Endpoint, "abd.") {
+	if !strings.HasPrefix(st.Endpoint, protocol+".") {
 		t.Fatalf("status.endpoint %q", st.Endpoint)
 	}
 	c.redisAddr = st.Endpoint
 	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
-	res := env.RunClient(t, ns, "client-abd-write", clientTimeout, "write", "--addr", c.redisAddr, "--run", run+"a",
-		"--count", "500")
-	env.Logf(t, "abd: wrote %d keys in %.2fs", res.Keys, res.Seconds)
-	verifyKeys(t, env, c, "client-abd-verify", run+"a", "500")
-	underLoad(t, env, c, run+"abd", "deleting an abd member's pod", func() {
-		deletePod(t, env, c, fmt.Sprintf("%s-s0-1", c.name), "an abd member")
+	res := env.RunClient(t, ns, "client-"+protocol+"-write", clientTimeout, "write", "--addr", c.redisAddr, "--run",
+		run+"a", "--count", "500")
+	env.Logf(t, "%s: wrote %d keys in %.2fs", protocol, res.Keys, res.Seconds)
+	verifyKeys(t, env, c, "client-"+protocol+"-verify", run+"a", "500")
+	if protocol == "paxos" {
+		res = env.RunClient(t, ns, "client-paxos-counter", clientTimeout, "counter", "--addr", c.redisAddr, "--run", run,
+			"--count", "2000")
+		for _, check := range res.Checks {
+			env.Logf(t, "ok: %s (%.2fs)", check, res.Seconds)
+		}
+	}
+	underLoad(t, env, c, run+protocol, "deleting a "+protocol+" member's pod", func() {
+		deletePod(t, env, c, fmt.Sprintf("%s-s0-1", c.name), "a "+protocol+" member")
 	})
 	deleteCluster(t, env, c)
 }

@@ -10,6 +10,8 @@
 //	                                                            acknowledged, until `stop` (or N keys); reports how
 //	                                                            many, and the longest time writes stopped
 //	rdx-e2e-client stop   --addr host:port --run ID             make the load run of that ID end
+//	rdx-e2e-client counter --addr host:port --run ID --count N  INCR one key N times from 8 connections and read N
+//	                                                            back; race SETNX; GETSET (read-modify-writes)
 //
 // Every subcommand prints one JSON line {"op":..., "ok":true|false, ...} last and exits non-zero on failure.
 package main
@@ -49,7 +51,7 @@ type options struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rdx-e2e-client write|verify|txn|load|stop --addr host:port --run ID [--count N]")
+		fmt.Fprintln(os.Stderr, "usage: rdx-e2e-client write|verify|txn|load|stop|counter --addr host:port --run ID [--count N]")
 		os.Exit(2)
 	}
 	op := os.Args[1]
@@ -87,6 +89,8 @@ func main() {
 		res.Failures, res.FirstFailure = st.Failures, st.Sample
 	case "stop":
 		err = stop(ctx, rdb, o)
+	case "counter":
+		res.Checks, err = counter(ctx, o.addr, o)
 	default:
 		fmt.Fprintf(os.Stderr, "error: unknown subcommand %q\n", op)
 		os.Exit(2)
@@ -117,8 +121,10 @@ func (o options) validate() error {
 	return nil
 }
 
-func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+func newClient(addr string) *redis.Client { return redis.NewClient(clientOptions(addr)) }
+
+func clientOptions(addr string) *redis.Options {
+	return &redis.Options{
 		Addr:            addr,
 		DialTimeout:     5 * time.Second,
 		ReadTimeout:     10 * time.Second,
@@ -128,7 +134,7 @@ func newClient(addr string) *redis.Client {
 		MinRetryBackoff: 50 * time.Millisecond,
 		MaxRetryBackoff: time.Second,
 		DisableIdentity: true,
-	})
+	}
 }
 
 func key(o options, i int) string   { return fmt.Sprintf("e2e:%s:%d", o.run, i) }

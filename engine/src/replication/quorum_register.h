@@ -43,8 +43,9 @@ inline constexpr uint16_t tag_node(uint64_t tag) { return static_cast<uint16_t>(
 inline constexpr bool tag_deleted(uint64_t tag) { return (tag & 1) != 0; }
 
 // An operation that has not finished this long after it began gives up (reads: kUnavailable; writes: kTimeout, may
-// or may not have taken effect) and counts nothing it gathers later. A restarted member waits this long (and a
-// margin) before it copies its shard, so no operation can still count what its previous life answered.
+// or may not have taken effect) and counts nothing it gathers later (Paxos: each round of an operation, which may
+// take several). A restarted member waits this long (and a margin) before it copies its shard, so no operation can
+// still count what its previous life answered.
 inline constexpr auto kOpDeadline = std::chrono::milliseconds(1000);
 
 // The register's messages, the first of the protocol's range; a protocol's own start at kFirstProtocolMsg.

@@ -37,17 +37,19 @@ func unimplemented() []refusal {
 			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
 			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "none"`, p)})
 	}
-	for _, p := range []string{"hermes", "zab", "multipaxos", "derecho", "paxos", "allaboard", "cht",
-		"chtmultileader", "craq"} {
+	for _, p := range []string{"hermes", "zab", "multipaxos", "derecho", "allaboard", "cht", "chtmultileader",
+		"craq"} {
 		cases = append(cases, refusal{"repl-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationProtocol(p) },
-			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup", "abd"`, p)})
+			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup", "abd", "paxos"`, p)})
 	}
-	// Families and keys: abd carries no transactions, so a TxCluster with abd must run none.
-	cases = append(cases, refusal{"abd-with-transactions",
-		func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationABD },
-		"replication.protocol abd replicates single keys only: it cannot carry transactions (set " +
-			"transactions.protocol to none)"})
+	// Families and keys: abd and paxos carry no transactions, so a TxCluster with either must run none.
+	for _, p := range []rdxv1.ReplicationProtocol{rdxv1.ReplicationABD, rdxv1.ReplicationPaxos} {
+		cases = append(cases, refusal{string(p) + "-with-transactions",
+			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = p },
+			fmt.Sprintf("replication.protocol %s replicates single keys only: it cannot carry transactions (set "+
+				"transactions.protocol to none)", p)})
+	}
 	for _, p := range []string{"onesided", "hybrid"} {
 		cases = append(cases, refusal{"prim-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
