@@ -104,4 +104,18 @@ bool WriteResult::decode(rpc::Reader& r, WriteResult* out) {
   return true;
 }
 
+WriteResult result_of(const Rmw& op, const Applied& a, const std::optional<std::string>& current,
+                      uint64_t current_version, uint64_t written) {
+  WriteResult r;
+  r.status = a.status;
+  r.error = a.error;
+  r.existed = current.has_value();
+  r.applied = a.applied;
+  r.number = a.number;
+  if (op.return_old && current) r.old_value = *current;
+  r.prior_version = current ? current_version : 0;
+  r.version = a.write ? written : r.prior_version;
+  return r;
+}
+
 }  // namespace rdx::replication

@@ -86,5 +86,9 @@ struct Applied {
   int64_t number = 0;
 };
 Applied apply_rmw(const Rmw& op, const std::optional<std::string>& current);
+// What the client hears of `op` evaluated (`a`) on `current`, whose version is `current_version`; `written` is the
+// version the operation wrote when it writes.
+WriteResult result_of(const Rmw& op, const Applied& a, const std::optional<std::string>& current,
+                      uint64_t current_version, uint64_t written);
 
 }  // namespace rdx::replication

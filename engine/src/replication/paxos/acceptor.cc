@@ -88,6 +88,27 @@ Code Acceptor::commit_locked(KeyStripe& st, store::HashTable& t, store::Session&
   return Code::kOk;
 }
 
+SlotState* Acceptor::enter_slot(KeyStripe& st, store::HashTable& t, store::Session& s, const std::string& key,
+                                uint64_t slot, AcceptorReply* refusal) {
+  std::string blob;
+  const uint64_t tag = committed_tag(t, s, key, &blob);
+  if (tag_ts(tag) >= slot) {
+    *refusal = committed(tag, std::move(blob));
+    return nullptr;
+  }
+  if (tag_ts(tag) + 1 < slot) {
+    *refusal = verdict(Verdict::kBehind);
+    return nullptr;
+  }
+  SlotState& open = st.open[key];
+  if (open.slot < slot) open = SlotState{slot, 0, {}};
+  if (open.slot > slot) {  // (a newer slot merged in by recovery)
+    *refusal = verdict(Verdict::kNack, open.promised);
+    return nullptr;
+  }
+  return &open;
+}
+
 Code Acceptor::commit(store::HashTable& t, store::Session& s, const std::string& key, uint64_t tag,
                       std::string_view blob) {
   KeyStripe& st = stripe_of(key);
@@ -101,17 +122,13 @@ AcceptorReply Acceptor::prepare(store::HashTable& t, store::Session& s, const st
   std::lock_guard<std::mutex> lk(st.mu);
   if (base_tag != 0 && commit_locked(st, t, s, key, base_tag, base_blob) != Code::kOk) return verdict(Verdict::kBehind);
   if (registered(asking)) return verdict(Verdict::kRegistered);
-  std::string blob;
-  const uint64_t tag = committed_tag(t, s, key, &blob);
-  const uint64_t done = tag_ts(tag);
-  if (done >= slot) return committed(tag, std::move(blob));
-  if (done + 1 < slot) return verdict(Verdict::kBehind);
-  SlotState& open = st.open[key];
-  if (open.slot < slot) open = SlotState{slot, 0, {}};
-  if (open.slot > slot || ballot <= open.promised) return verdict(Verdict::kNack, open.promised);
-  open.promised = ballot;
+  AcceptorReply refusal;
+  SlotState* open = enter_slot(st, t, s, key, slot, &refusal);
+  if (open == nullptr) return refusal;
+  if (ballot <= open->promised) return verdict(Verdict::kNack, open->promised);
+  open->promised = ballot;
   AcceptorReply r = verdict(Verdict::kPromised);
-  r.accepted = open.accepted;
+  r.accepted = open->accepted;
   return r;
 }
 
@@ -119,16 +136,12 @@ AcceptorReply Acceptor::accept(store::HashTable& t, store::Session& s, const std
                                uint64_t ballot, uint64_t tag, std::string_view blob) {
   KeyStripe& st = stripe_of(key);
   std::lock_guard<std::mutex> lk(st.mu);
-  std::string committed_blob;
-  const uint64_t committed_at = committed_tag(t, s, key, &committed_blob);
-  const uint64_t done = tag_ts(committed_at);
-  if (done >= slot) return committed(committed_at, std::move(committed_blob));
-  if (done + 1 < slot) return verdict(Verdict::kBehind);
-  SlotState& open = st.open[key];
-  if (open.slot < slot) open = SlotState{slot, 0, {}};
-  if (open.slot > slot || ballot < open.promised) return verdict(Verdict::kNack, open.promised);
-  open.promised = ballot;
-  open.accepted = Accepted{ballot, tag, std::string(blob)};
+  AcceptorReply refusal;
+  SlotState* open = enter_slot(st, t, s, key, slot, &refusal);
+  if (open == nullptr) return refusal;
+  if (ballot < open->promised) return verdict(Verdict::kNack, open->promised);
+  open->promised = ballot;
+  open->accepted = Accepted{ballot, tag, std::string(blob)};
   return verdict(Verdict::kAccepted);
 }
 

@@ -130,7 +130,10 @@ class Acceptor {
   KeyStripe& stripe_of(std::string_view key);
   LaneStripe& lanes_of(uint64_t lane) { return lanes_[lane % kStripes]; }
   const LaneStripe& lanes_of(uint64_t lane) const { return lanes_[lane % kStripes]; }
-  // Under the key's stripe lock.
+  // Under the key's stripe lock. The key's open state for `slot`; null with `refusal` set when this acceptor takes no
+  // part in it (the slot is committed here, or the one before is not).
+  SlotState* enter_slot(KeyStripe& st, store::HashTable& t, store::Session& s, const std::string& key, uint64_t slot,
+                        AcceptorReply* refusal);
   Code commit_locked(KeyStripe& st, store::HashTable& t, store::Session& s, const std::string& key, uint64_t tag,
                      std::string_view blob);
   void note(RmwId id);

@@ -83,21 +83,6 @@ std::optional<std::string> present(uint64_t tag, std::string_view blob) {
   return std::string(blob_value(blob));
 }
 
-// What the client hears of `op` evaluated (`a`) on the value of `base_tag`; `tag` is the value it wrote.
-WriteResult result_of(const Rmw& op, const Applied& a, uint64_t base_tag, const std::optional<std::string>& base,
-                      uint64_t tag) {
-  WriteResult r;
-  r.status = a.status;
-  r.error = a.error;
-  r.existed = base.has_value();
-  r.applied = a.applied;
-  r.number = a.number;
-  if (op.return_old && base) r.old_value = *base;
-  r.prior_version = base ? base_tag : 0;
-  r.version = a.write ? tag : r.prior_version;
-  return r;
-}
-
 WriteResult gave_up(bool may_have_applied, std::string_view why) {
   if (may_have_applied)
     return WriteResult::failed(Code::kTimeout,
@@ -244,7 +229,7 @@ Task<WriteResult> PaxosWorker::propose(const std::string& key, const Rmw& op) {
       }
       const uint64_t tag = pack_tag(slot, ctx_.self(), !a.new_value.has_value());
       value = Accepted{0, tag, make_blob(id, a.new_value.value_or(std::string()))};
-      mine = Proposed{slot, value, result_of(op, a, known.tag, base, tag)};
+      mine = Proposed{slot, value, result_of(op, a, base, known.tag, tag)};
     }
     value.ballot = ballot;
     const bool helping = blob_id(value.blob) != id;
@@ -301,7 +286,7 @@ Task<std::optional<WriteResult>> PaxosWorker::answer_without_writing(const std::
     if (q.highest.tag > known->tag) *known = Known{q.highest.tag, std::move(q.highest.value)};
     co_return std::nullopt;
   }
-  co_return result_of(op, a, q.highest.tag, seen, 0);
+  co_return result_of(op, a, seen, q.highest.tag, 0);
 }
 
 bool PaxosWorker::learn(const std::string& key, const Members& m, Round& r, Known* known) {

@@ -180,15 +180,7 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, 
     if (s == store::OpStatus::kOk && !cluster::lockword::absent(word)) current = std::move(value);
   }
   Applied a = apply_rmw(op, current);
-  WriteResult res;
-  res.status = a.status;
-  res.error = a.error;
-  res.existed = current.has_value();
-  res.applied = a.applied;
-  res.number = a.number;
-  if (op.return_old && current) res.old_value = *current;
-  res.prior_version = current ? lock.version : 0;
-  res.version = res.prior_version;
+  WriteResult res = result_of(op, a, current, lock.version, lock.version + 1);
   if (!a.write) {
     cluster::release_lock(ctx_.table(), ctx_.session(), key, writer);
     co_return res;
@@ -197,7 +189,6 @@ Task<WriteResult> PbWorker::write_locked(const std::string& key, const Rmw& op, 
   std::vector<cluster::LogWrite> ws;
   ws.push_back(cluster::LogWrite{key, std::move(a.new_value), lock.version + 1});
   const cluster::LogWrite& w = ws.front();
-  res.version = w.version;
   if (node_.env().faults.ack_before_replication) {
     // Planted fault (tests only): the write is visible and acknowledged here before the backups have it.
     apply_at_primary(w);
