@@ -251,8 +251,11 @@ duration: 4s, sweep: {parameter: coroutines, values: ["1", "4"]}, resources: {re
 func targetLostMidRun(t *testing.T, env *framework.Env, ns string) {
 	env.Step(t, "a kv Benchmark against dnl2, which is deleted mid-run: the Benchmark fails with rdx-bench's error")
 	ctx := framework.Ctx(t)
-	b := benchmarkObject(t, ns, `{targets: [{name: dnl2}], workload: {type: kv, kv: {keys: 1000}}, phases: [run],
-duration: 150s, resources: {requests: {cpu: 100m, memory: 128Mi}}}`, "lost")
+	// One connection with one operation in flight, in a pod limited to a quarter CPU: unthrottled (2 threads x 16, about
+	// 90k ops/s), this load starved the API server of this 2-core machine for minutes, so the operator lost its
+	// leader lease and the status showed the run's throughput only after the run had ended.
+	b := benchmarkObject(t, ns, `{targets: [{name: dnl2}], workload: {type: kv, kv: {keys: 1000, threads: 1, outstanding: 1}},
+phases: [run], duration: 150s, resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: 250m}}}`, "lost")
 	if _, err := env.Dynamic.Resource(framework.Benchmarks).Namespace(ns).Create(ctx, b, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Benchmark: %v", err)
 	}
