@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Odyssey's Table 3 (left-hand side) on this machine: throughput of every registered replication protocol while the
+"""Odyssey's Table 3 on this machine: throughput of every registered replication protocol while the
 write ratio varies (0, 1, 5, 20, 50, 75, 100 %), printed beside the paper's numbers for the same protocol.
 
 Each protocol runs on its own 3-node cluster of one shard (engine/tools/rdx-local, tcp on loopback, txn.protocol
 none so every protocol runs the same single-key path), loaded with --keys uniform keys of 32-byte values (the paper's
-value size), then rdx-bench kv for --duration seconds per write ratio, GETs spread over every member
-(--read-from any). Throughput counts completed operations; the p99 and mean latency of the same run are printed
+value size), then rdx-bench kv for --duration seconds per write ratio, GETs and PUTs spread over every
+member (--read-from any --write-to any: in the paper every machine serves clients; a member that does not order a
+write itself forwards it). Throughput counts completed operations; the p99 and mean latency of the same run are printed
 too. Absolute numbers on a shared 2-core machine mean little (the paper: 7 x 56-core machines, 100 Gb/s RDMA):
 compare protocols with each other, as ratios, within one run.
 
-The paper's right-hand side (latency at 25/50/75/100 % of peak load) needs a paced load, which rdx-bench does not
-offer yet: not printed.
+The right-hand side: write-only latency (p99 / mean, microseconds) at 25, 50 and 75 % of the protocol's peak write
+throughput (the 100 % write column, measured just before), with rdx-bench --rate pacing the same sessions, and at
+100 % (that closed-loop run itself).
 Usage: tools/replication_table.py [--duration 3] [--keys 10000] [--threads 2] [--outstanding 16] [--json out.json]
 """
 import argparse
@@ -29,6 +31,15 @@ PAPER = {
     "paxos": [125, 115, 90, 65, 44, 35, 27],
     "craq": [967, 739, 476, 246, 123, 87, 67],
     "hermes": [967, 735, 515, 275, 150, 107, 89],
+}
+LOADS = [25, 50, 75, 100]
+# Its latency at 25/50/75/100 % of peak load, write-only (p99, mean in us).
+PAPER_LATENCY = {
+    "abd": [(28, 26), (34, 33), (52, 47), (138, 163)],
+    "zab": [(22, 16), (30, 23), (40, 32), (110, 95)],
+    "paxos": [(38, 26), (40, 33), (56, 47), (216, 163)],
+    "craq": [(34, 22), (48, 30), (58, 37), (242, 138)],
+    "hermes": [(18, 13), (24, 15), (36, 22), (110, 78)],
 }
 
 
@@ -52,19 +63,27 @@ def measure(args, protocol):
     topo, out = os.path.join(d, "topology.json"), os.path.join(d, "r.json")
     bench = [os.path.join(args.bin, "rdx-bench"), "--config", topo, "--keys", str(args.keys), "--value-size", "32",
              "--threads", str(args.threads), "--outstanding", str(args.outstanding), "--json", out]
-    rows = []
+    def run(read_ratio, extra=()):
+        sh(bench + ["--read-ratio", str(read_ratio), "--duration", str(args.duration), "--read-from", "any",
+                    "--write-to", "any", *extra], timeout=args.duration * 10 + 120)
+        with open(out) as f:
+            r = json.load(f)
+        return {"ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"], "mean_us": r["latency"]["mean_us"],
+                "errors": r["errors"]["total"]}
+
+    rows, latency = [], []
     try:
         sh(bench + ["--load", "--no-run"], timeout=600)
         for w in WRITE_RATIOS:
-            sh(bench + ["--read-ratio", str(1 - w / 100), "--duration", str(args.duration), "--read-from", "any"],
-               timeout=args.duration * 10 + 120)
-            with open(out) as f:
-                r = json.load(f)
-            rows.append({"write_pct": w, "ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"],
-                         "mean_us": r["latency"]["mean_us"], "errors": r["errors"]["total"]})
+            rows.append({"write_pct": w, **run(1 - w / 100)})
+        peak = rows[-1]["ops_s"]
+        for load in LOADS[:-1]:
+            latency.append({"load_pct": load, "target_ops_s": peak * load / 100,
+                            **run(0, ["--rate", str(peak * load / 100)])})
+        latency.append({"load_pct": 100, "target_ops_s": peak, **rows[-1]})
     finally:
         sh(local + ["down", "--dir", d])
-    return rows
+    return {"throughput": rows, "latency": latency}
 
 
 def main():
@@ -80,7 +99,8 @@ def main():
     head = "".join(f"{w:>9}%" for w in WRITE_RATIOS)
     print(f"throughput in k ops/s by write ratio (this machine: 3 nodes, tcp on loopback; paper: M ops/s){'':4}")
     print(f"{'protocol':<16}{head}")
-    for p, rows in results.items():
+    for p, res in results.items():
+        rows = res["throughput"]
         print(f"{p:<16}" + "".join(f"{r['ops_s'] / 1e3:>10.1f}" for r in rows))
         if p in PAPER:
             print(f"{'  paper':<16}" + "".join(f"{v:>10}" for v in PAPER[p]))
@@ -91,8 +111,19 @@ def main():
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             ratios = "".join(f"{ra['ops_s'] / rb['ops_s']:>10.2f}" if rb["ops_s"] else f"{'-':>10}"
-                             for ra, rb in zip(results[a], results[b]))
+                             for ra, rb in zip(results[a]["throughput"], results[b]["throughput"]))
             print(f"{a + '/' + b:<16}{ratios}")
+    print()
+    print("write-only latency p99/mean us at a share of the peak write throughput (achieved k ops/s in brackets)")
+    print(f"{'protocol':<16}" + "".join(f"{f'{load}%':>18}" for load in LOADS))
+    for p, res in results.items():
+        lat = res["latency"]
+        cells = [f"{r['p99_us']:.0f}/{r['mean_us']:.0f} ({r['ops_s'] / 1e3:.1f})" for r in lat]
+        print(f"{p:<16}" + "".join(f"{c:>18}" for c in cells))
+        if p in PAPER_LATENCY:
+            print(f"{'  paper':<16}" + "".join(f"{f'{p99}/{mean}':>18}" for p99, mean in PAPER_LATENCY[p]))
+        if any(r["errors"] for r in lat):
+            print(f"{'  errors':<16}" + "".join(f"{r['errors']:>18}" for r in lat))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

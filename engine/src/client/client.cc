@@ -121,13 +121,20 @@ bool Client::never_sent(const KvResult& r) {
   return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
 }
 
-uint16_t Client::route(std::string_view key) {
+uint16_t Client::route(std::string_view key, bool any_member) {
   const cluster::Topology& t = ct_.topology();
   const uint32_t shard = t.shard_of_key(key);
+  const auto& members = t.shards[shard].members;
+  if (any_member) {
+    for (size_t tries = 0; tries < members.size(); ++tries) {
+      const uint16_t m = members[pick_++ % members.size()];
+      if (up(m)) return m;
+    }
+  }
   uint16_t& node = route_[shard];
   if (up(node)) return node;
   // The first connected member in topology order (the first primary first).
-  for (uint16_t m : t.shards[shard].members)
+  for (uint16_t m : members)
     if (up(m)) return node = m;
   return node;  // none is: the call fails as not connected
 }
@@ -155,34 +162,22 @@ Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payloa
   co_return r;
 }
 
-Task<KvResult> Client::get(std::string key, bool any_replica) {
-  uint16_t node = route(key);
-  if (any_replica) {
-    const cluster::Topology& t = ct_.topology();
-    const auto& members = t.shards[t.shard_of_key(key)].members;
-    for (size_t tries = 0; tries < members.size(); ++tries) {
-      const uint16_t m = members[pick_++ % members.size()];
-      if (up(m)) {
-        node = m;
-        break;
-      }
-    }
-  }
+Task<KvResult> Client::get(std::string key, bool any_member) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(node, cluster::kKvGet, w.data());
+  co_return co_await call(route(key, any_member), cluster::kKvGet, w.data());
 }
 
-Task<KvResult> Client::put(std::string key, std::string value) {
+Task<KvResult> Client::put(std::string key, std::string value, bool any_member) {
   rpc::Writer w;
   w.bytes(key).bytes(value);
-  co_return co_await call(route(key), cluster::kKvPut, w.data());
+  co_return co_await call(route(key, any_member), cluster::kKvPut, w.data());
 }
 
-Task<KvResult> Client::remove(std::string key) {
+Task<KvResult> Client::remove(std::string key, bool any_member) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(route(key), cluster::kKvDel, w.data());
+  co_return co_await call(route(key, any_member), cluster::kKvDel, w.data());
 }
 
 void Client::run_once(std::chrono::microseconds idle_wait) {
@@ -196,8 +191,14 @@ void Client::run_once(std::chrono::microseconds idle_wait) {
   if (++idle_ < 32) return;
   ep_->arm();
   if (rpc_->poll() > 0) return;
+  // No longer than until the next timer (a paced session sleeps between its operations).
+  int64_t timeout_ms = std::max<int64_t>(1, idle_wait.count() / 1000);
+  if (auto next = sched_.next_timer()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - rpc::Scheduler::Clock::now()).count();
+    timeout_ms = std::clamp<int64_t>(left, 0, timeout_ms);
+  }
   pollfd p{ep_->wait_fd(), POLLIN, 0};
-  ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, idle_wait.count() / 1000)));
+  ::poll(&p, 1, static_cast<int>(timeout_ms));
 }
 
 }  // namespace rdx::client

@@ -56,11 +56,13 @@ class Client {
     return peers_[node].conn;
   }
 
-  // Reads from the key's primary, or with `any_replica` from the members of its shard in turn (among those
-  // this client is connected to): a backup answers from its copy when the cluster allows local backup reads.
-  rpc::Task<KvResult> get(std::string key, bool any_replica = false);
-  rpc::Task<KvResult> put(std::string key, std::string value);
-  rpc::Task<KvResult> remove(std::string key);
+  // Sent to the key's primary, or with `any_member` to the members of its shard in turn (among those this client
+  // is connected to). A backup answers a read from its copy when the cluster allows local backup reads; what a
+  // member does with a write is the replication protocol's (primary-backup forwards it to the primary, the
+  // leaderless protocols coordinate it there).
+  rpc::Task<KvResult> get(std::string key, bool any_member = false);
+  rpc::Task<KvResult> put(std::string key, std::string value, bool any_member = false);
+  rpc::Task<KvResult> remove(std::string key, bool any_member = false);
 
   // One iteration: poll the network, resume ready coroutines, flush. Blocks up to `idle_wait` when nothing happened
   // for a while (so clients do not burn a core while waiting).
@@ -73,8 +75,9 @@ class Client {
  private:
   Client(ClientTransport& ct, uint16_t thread) : ct_(ct), thread_(thread) {}
   rpc::Task<KvResult> call(uint16_t node, rpc::MsgType type, std::string payload);
-  // The member of the key's shard this client sends to (see the top of this file).
-  uint16_t route(std::string_view key);
+  // The member of the key's shard this client sends to (see the top of this file), or the next connected member in
+  // turn with `any_member`.
+  uint16_t route(std::string_view key, bool any_member);
   void on_conn(const transport::Completion& c);
   // Whether this client can send to `node` now. The transport knows a connection is down before on_conn hears of
   // it: a call that failed on it resumes its coroutine first, whose next call must go elsewhere.

@@ -1,13 +1,14 @@
 """rdx-bench --workload kv --history: the load and the run recorded in rdx-lincheck's format and checked per key
-for linearizability (Porcupine), with GETs spread over every replica (--read-from any: backups answer from their
-copy). A planted early acknowledgement must be caught, with the visualization written next to the history."""
+for linearizability (Porcupine), with GETs and PUTs spread over every replica (--read-from any: backups answer from
+their copy; --write-to any: backups forward to the primary). A planted early acknowledgement must be caught, with the
+visualization written next to the history."""
 import os
 
 from kvhistory import lincheck_binary
 from test_bench_summary import bench
 
 ARGS = ["--load", "--keys", "8", "--threads", "2", "--outstanding", "4", "--duration", "3", "--warmup", "0",
-        "--read-from", "any"]
+        "--read-from", "any", "--write-to", "any"]
 
 
 def test_kv_history_is_linearizable_with_reads_at_every_replica(cluster):
@@ -39,7 +40,9 @@ def test_kv_history_refusals(cluster):
     hist = os.path.join(cluster.dir, "refused.jsonl")
     for args, why in [(["--history", hist], "needs --load"),
                       (["--load", "--history", hist, "--verify-acked"], "leave out --verify-acked"),
-                      (["--workload", "smallbank", "--read-from", "any"], "apply to --workload kv")]:
+                      (["--workload", "smallbank", "--read-from", "any"], "apply to --workload kv"),
+                      (["--workload", "smallbank", "--write-to", "any"], "apply to --workload kv"),
+                      (["--workload", "smallbank", "--rate", "1000"], "apply to --workload kv")]:
         p, s = bench(cluster, *args, check=False)
         assert p.returncode == 2 and why in p.stdout + p.stderr, (args, p.stderr)
         assert not os.path.exists(hist), "a refused command line writes no history"

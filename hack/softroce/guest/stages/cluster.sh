@@ -72,7 +72,7 @@ for p in $protocols; do
   start "-$p"
   wait_ready || { rc=1; cleanup; continue; }
   "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --threads 1 --outstanding 8 --keys 20 --load --duration 10 \
-    --warmup 1 --read-from any --history "$RESULTS/cluster-kv-$p.history" --json "$RESULTS/cluster-kv-$p.json" \
+    --warmup 1 --read-from any --write-to any --history "$RESULTS/cluster-kv-$p.history" --json "$RESULTS/cluster-kv-$p.json" \
     --connect-timeout 120 || { echo "replication $p: rdx-bench kv --history failed"; rc=1; }
   cleanup
 done

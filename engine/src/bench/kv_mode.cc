@@ -1,0 +1,470 @@
+// rdx-bench kv mode (kv_mode.h).
+#include "bench/kv_mode.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "bench/keygen.h"
+#include "bench/kv_history.h"
+#include "bench/progress.h"
+#include "bench/summary.h"
+#include "client/client.h"
+#include "common/hash.h"
+#include "common/histogram.h"
+
+namespace rdx::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rpc::Task;
+using Options = KvOptions;
+
+struct Acked {
+  uint64_t version = 0;
+  uint64_t value_hash = 0;
+};
+
+struct ThreadState {
+  Histogram read_lat, write_lat;
+  std::vector<uint64_t> per_second;  // completed operations (any status) per second of the measured run
+  uint64_t reads = 0, writes = 0;
+  uint64_t loaded = 0;                // keys written by the load
+  std::atomic<uint64_t> progress{0};  // operations completed in any stage (progress lines)
+  std::map<Code, uint64_t> errors;
+  std::unordered_map<uint64_t, Acked> acked;
+  std::vector<KvOp> history;
+  std::mt19937_64 rng;
+  int active = 0;
+};
+
+std::string make_value(uint64_t key, std::mt19937_64& rng, uint32_t size) {
+  std::string v(size, '\0');
+  uint64_t x = rng() ^ key;
+  for (uint32_t i = 0; i < size; ++i) {
+    if (i % 8 == 0) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = static_cast<char>('a' + ((x >> ((i % 8) * 8)) & 0xff) % 26);
+  }
+  return v;
+}
+
+// --rate: a session issues an operation every sessions / rate seconds (from a random phase, so the sessions do
+// not issue together), or as soon as its previous one completed when that took longer. A session that fell more
+// than one interval behind drops the backlog instead of issuing a burst. Latency is measured from the issue.
+class Pacer {
+ public:
+  Pacer(const Options& o, std::mt19937_64& rng) {
+    if (o.rate <= 0) return;
+    interval_ = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(static_cast<double>(o.threads) * o.outstanding / o.rate));
+    next_ = Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(interval_ * std::uniform_real_distribution<double>(0, 1)(rng));
+  }
+  // How long to wait before the next operation, if at all.
+  std::optional<Clock::duration> wait() {
+    if (interval_ == Clock::duration::zero()) return std::nullopt;
+    const auto now = Clock::now();
+    const auto at = std::max(next_, now - interval_);
+    next_ = at + interval_;
+    if (at <= now) return std::nullopt;
+    return at - now;
+  }
+
+ private:
+  Clock::duration interval_{};
+  Clock::time_point next_;
+};
+
+Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
+                   Clock::time_point end, uint32_t client) {
+  std::bernoulli_distribution is_read(o.read_ratio);
+  Pacer pacer(o, st.rng);
+  while (Clock::now() < end) {
+    if (auto wait = pacer.wait()) co_await c.sched().sleep_for(*wait);
+    uint64_t k = chooser.next(st.rng);
+    bool read = is_read(st.rng);
+    auto t0 = Clock::now();
+    client::KvResult r;
+    std::string value;
+    std::optional<KvOp> op;
+    if (!o.history.empty()) op = KvOp{client, k, !read, true, false, {}, wall_ns(), 0};
+    if (read) {
+      r = co_await c.get(KeyChooser::key_name(k), o.read_any);
+    } else {
+      value = make_value(k, st.rng, o.value_size);
+      r = co_await c.put(KeyChooser::key_name(k), value, o.write_any);
+    }
+    auto t1 = Clock::now();
+    if (op) record_kv_op(st.history, std::move(*op), r, value);
+    bool ok = r.status == Code::kOk || (read && r.status == Code::kNotFound);
+    if (!ok && st.errors[r.status]++ == 0)
+      spdlog::warn("first {} error of this thread ({}): {}", code_name(r.status), read ? "get" : "put", r.error);
+    if (!ok) continue;  // throughput and latency count completed operations; errors are counted above
+    st.progress.fetch_add(1, std::memory_order_relaxed);
+    if (!read) {
+      Acked& a = st.acked[k];
+      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+    }
+    if (t0 < start) continue;  // warm-up
+    auto sec = static_cast<size_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - start).count());
+    if (st.per_second.size() <= sec) st.per_second.resize(sec + 1);
+    ++st.per_second[sec];
+    auto ns = static_cast<uint64_t>(std::chrono::nanoseconds(t1 - t0).count());
+    if (read) {
+      ++st.reads;
+      st.read_lat.record(ns);
+    } else {
+      ++st.writes;
+      st.write_lat.record(ns);
+    }
+  }
+  --st.active;
+}
+
+Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint64_t to, std::atomic<uint64_t>& next,
+                     uint32_t client) {
+  for (;;) {
+    uint64_t k = next.fetch_add(1);
+    if (k >= to) break;
+    std::string value = make_value(k, st.rng, o.value_size);
+    std::optional<KvOp> op;
+    if (!o.history.empty()) op = KvOp{client, k, true, true, false, {}, wall_ns(), 0};
+    client::KvResult r = co_await c.put(KeyChooser::key_name(k), value);
+    if (op) record_kv_op(st.history, std::move(*op), r, value);
+    st.progress.fetch_add(1, std::memory_order_relaxed);
+    if (r.status != Code::kOk) {
+      if (st.errors[r.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(r.status), r.error);
+    } else {
+      ++st.loaded;
+      Acked& a = st.acked[k];
+      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+    }
+  }
+  --st.active;
+}
+
+struct VerifyResult {
+  uint64_t checked = 0, lost = 0, corrupt = 0, unreadable = 0;
+  std::string first;  // the first lost or corrupt write
+};
+
+Task<void> verify_loop(client::Client& c, const std::vector<std::pair<uint64_t, Acked>>& items,
+                       std::atomic<size_t>& next, VerifyResult& vr, int& active, std::atomic<uint64_t>& done) {
+  for (;;) {
+    size_t i = next.fetch_add(1);
+    if (i >= items.size()) break;
+    const auto& [k, want] = items[i];
+    client::KvResult r;
+    for (int attempt = 0; attempt < 5; ++attempt) {  // transient unavailability (e.g. right after a failure)
+      r = co_await c.get(KeyChooser::key_name(k));
+      if (r.status == Code::kOk || r.status == Code::kNotFound) break;
+    }
+    ++vr.checked;
+    done.fetch_add(1, std::memory_order_relaxed);
+    if (r.status == Code::kNotFound || (r.status == Code::kOk && r.version < want.version)) {
+      ++vr.lost;
+      std::string what = fmt::format("LOST acknowledged write: key {} acked version {} now {}", KeyChooser::key_name(k),
+                                     want.version, r.status == Code::kOk ? std::to_string(r.version) : "missing");
+      if (vr.lost <= 10) spdlog::error("{}", what);
+      if (vr.first.empty()) vr.first = std::move(what);
+    } else if (r.status != Code::kOk) {
+      ++vr.unreadable;
+    } else if (r.version == want.version && hash_key(r.value) != want.value_hash) {
+      ++vr.corrupt;
+      if (vr.first.empty())
+        vr.first = fmt::format("CORRUPT acknowledged write: key {} version {} reads another value",
+                               KeyChooser::key_name(k), want.version);
+    }
+  }
+  --active;
+}
+
+// Reads back every acknowledged write; fills out["verify"] and the summary's checker. Returns 0 if every write was
+// read back intact.
+template <typename Phase>
+int verify(const Options& o, const std::unordered_map<uint64_t, Acked>& acked, Phase& phase, nlohmann::json& out,
+           Summary& sum) {
+  std::vector<std::pair<uint64_t, Acked>> items(acked.begin(), acked.end());
+  std::atomic<size_t> next{0};
+  std::vector<VerifyResult> vrs(o.threads);
+  phase([&](client::Client& c, ThreadState& st, uint16_t t) {
+    int active = static_cast<int>(o.outstanding);
+    for (uint32_t i = 0; i < o.outstanding; ++i) rpc::spawn(verify_loop(c, items, next, vrs[t], active, st.progress));
+    while (active > 0) c.run_once();
+  });
+  VerifyResult v;
+  for (auto& x : vrs) {
+    v.checked += x.checked, v.lost += x.lost, v.corrupt += x.corrupt, v.unreadable += x.unreadable;
+    if (v.first.empty()) v.first = x.first;
+  }
+  out["verify"] = {{"acknowledged_keys", items.size()},
+                   {"checked", v.checked},
+                   {"lost", v.lost},
+                   {"corrupt", v.corrupt},
+                   {"unreadable", v.unreadable}};
+  fmt::print("verify: {} acknowledged keys read back: {} lost, {} corrupt, {} unreadable\n", v.checked, v.lost,
+             v.corrupt, v.unreadable);
+  const bool ok = v.lost == 0 && v.corrupt == 0 && v.unreadable == 0 && v.checked == items.size();
+  if (v.first.empty() && !ok)
+    v.first = fmt::format("{} of {} acknowledged writes could not be read back",
+                          items.size() - v.checked + v.unreadable, items.size());
+  sum.checker = Summary::Checker{"acknowledged-writes", ok, v.checked, v.lost + v.corrupt, v.first};
+  if (!ok)
+    spdlog::error("verify: {} lost, {} corrupt, {} unreadable; first: {}", v.lost, v.corrupt, v.unreadable, v.first);
+  return ok ? 0 : 3;
+}
+
+// One line per key: "<key index> <version> <value hash>".
+bool save_acked_file(const std::string& path, const std::unordered_map<uint64_t, Acked>& acked) {
+  std::ofstream f(path);
+  for (const auto& [k, a] : acked) f << k << ' ' << a.version << ' ' << a.value_hash << '\n';
+  f.close();
+  if (!f) spdlog::error("cannot write {}", path);
+  return static_cast<bool>(f);
+}
+
+Result<std::unordered_map<uint64_t, Acked>> load_acked_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return error(Code::kInvalidArgument, "cannot read {}", path);
+  std::unordered_map<uint64_t, Acked> acked;
+  std::string line;
+  for (size_t n = 1; std::getline(f, line); ++n) {
+    std::istringstream ls(line);
+    uint64_t k;
+    Acked a;
+    if (!(ls >> k >> a.version >> a.value_hash)) return error(Code::kInvalidArgument, "{}:{}: malformed line", path, n);
+    acked[k] = a;
+  }
+  return acked;
+}
+
+nlohmann::json latency_json(const Histogram& h) {
+  return {{"count", h.count()},
+          {"p50_us", h.quantile(0.5) / 1e3},
+          {"p99_us", h.quantile(0.99) / 1e3},
+          {"p999_us", h.quantile(0.999) / 1e3},
+          {"max_us", h.max() / 1e3},
+          {"mean_us", h.mean() / 1e3}};
+}
+
+// A one-line account of failed operations, e.g. "12 operations failed (unavailable 10, timeout 2)".
+std::string describe_errors(const std::map<Code, uint64_t>& errors) {
+  uint64_t n = 0;
+  std::string by_code;
+  for (auto& [c, k] : errors) {
+    n += k;
+    by_code += fmt::format("{}{} {}", by_code.empty() ? "" : ", ", code_name(c), k);
+  }
+  return fmt::format("{} operations failed ({})", n, by_code);
+}
+
+}  // namespace
+
+int run_kv(const Options& o, Summary& sum) {
+  sum.mode = "kv";
+  sum.unit = "ops/s";
+  sum.stage = o.load ? "load" : "run";
+  auto topo = cluster::load_topology(o.config);
+  if (!topo) {
+    spdlog::error("rdx-bench: {}", topo.status().message());
+    return 2;
+  }
+  auto ct = client::ClientTransport::create(topo.value(), o.threads);
+  if (!ct) {
+    spdlog::error("rdx-bench: {}", ct.status().to_string());
+    return 2;
+  }
+  std::vector<ThreadState> states(o.threads);
+  const auto ops_done = [&states] {
+    uint64_t n = 0;
+    for (auto& st : states) n += st.progress.load(std::memory_order_relaxed);
+    return n;
+  };
+  Progress progress(o.progress_interval_s);  // after `states`: its thread reads them
+  std::atomic<int> failed_connect{0};
+  nlohmann::json out;
+  std::atomic<uint64_t> load_next{0};
+  auto phase = [&](auto body) {
+    std::vector<std::thread> ts;
+    for (uint16_t t = 0; t < o.threads; ++t) {
+      ts.emplace_back([&, t] {
+        auto c = client::Client::create(*ct.value(), t);
+        if (!c) {
+          spdlog::error("client {}: {}", t, c.status().to_string());
+          failed_connect.fetch_add(1);
+          return;
+        }
+        auto st = c.value()->connect(std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000)));
+        if (!st.is_ok()) {
+          spdlog::error("cannot reach the cluster (client thread {}): {}", t, st.to_string());
+          failed_connect.fetch_add(1);
+          return;
+        }
+        body(*c.value(), states[t], t);
+      });
+    }
+    for (auto& th : ts) th.join();
+  };
+
+  if (!o.verify_from.empty()) {
+    sum.stage = "run";
+    auto acked = load_acked_file(o.verify_from);
+    if (!acked) {
+      spdlog::error("rdx-bench: {}", acked.status().message());
+      return 2;
+    }
+    progress.begin("checking", 0, ops_done);
+    int rc = verify(o, acked.value(), phase, out, sum);
+    progress.end();
+    if (failed_connect.load() > 0) return 1;
+    if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+    return rc;
+  }
+
+  out["workload"] = {{"kind", "ycsb"},         {"read_ratio", o.read_ratio},
+                     {"keys", o.keys},         {"value_size", o.value_size},
+                     {"distribution", o.dist}, {"theta", o.theta}};
+  out["config"] = {{"threads", o.threads},
+                   {"outstanding", o.outstanding},
+                   {"duration_s", o.duration_s},
+                   {"transport", topo->transport},
+                   {"nodes", topo->nodes.size()},
+                   {"shards", topo->shards.size()},
+                   {"rate", o.rate}};
+  // Each phase creates its own endpoints; the transport supports one endpoint per thread index at a time, so
+  // phases run one after another with fresh clients.
+  if (o.load) {
+    auto t0 = Clock::now();
+    progress.begin("loading", 0, ops_done);
+    phase([&](client::Client& c, ThreadState& st, uint16_t t) {
+      st.rng.seed(o.seed * 7919 + t);
+      st.active = static_cast<int>(o.outstanding);
+      for (uint32_t i = 0; i < o.outstanding; ++i)
+        rpc::spawn(load_loop(c, st, o, o.keys, load_next, t * o.outstanding + i));
+      while (st.active > 0) c.run_once();
+    });
+    progress.end();
+    if (failed_connect.load() > 0) return 1;
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    uint64_t loaded = 0;
+    for (auto& st : states) loaded += st.loaded;
+    spdlog::info("loaded {} keys in {:.2f} s ({:.0f} puts/s)", loaded, secs, static_cast<double>(o.keys) / secs);
+    sum.load = Summary::Load{loaded, secs};
+    out["load"] = {{"keys", o.keys}, {"records", loaded}, {"seconds", secs}};
+  }
+  std::map<Code, uint64_t> load_errors;
+  for (auto& st : states) {
+    for (auto& [c, n] : st.errors) load_errors[c] += n;
+    st.errors.clear();
+  }
+  uint64_t nload_errors = 0;
+  for (auto& [c, n] : load_errors) nload_errors += n;
+  out["load_errors"] = nload_errors;
+  if (nload_errors > 0) spdlog::error("load: {}", describe_errors(load_errors));
+
+  uint64_t nerrors = 0;
+  if (!o.no_run) {
+    sum.stage = "run";
+    KeyChooser proto_chooser(o.keys, o.dist == "zipfian", o.theta);
+    auto start = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.warmup_s * 1000));
+    auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.duration_s * 1000));
+    auto run_t0 = Clock::now();
+    progress.begin("running", o.warmup_s + o.duration_s, ops_done);  // the warm-up is part of the stage
+    phase([&](client::Client& c, ThreadState& st, uint16_t t) {
+      st.rng.seed(o.seed * 104729 + t);
+      KeyChooser chooser = proto_chooser;
+      st.active = static_cast<int>(o.outstanding);
+      auto s = std::max(start, Clock::now());
+      for (uint32_t i = 0; i < o.outstanding; ++i)
+        rpc::spawn(op_loop(c, st, o, chooser, s, end, t * o.outstanding + i));
+      while (st.active > 0) c.run_once();
+    });
+    progress.end();
+    if (failed_connect.load() > 0) return 1;
+    double measured = std::chrono::duration<double>(end - std::max(start, run_t0)).count();
+
+    Histogram reads, writes;
+    uint64_t nreads = 0, nwrites = 0;
+    std::map<Code, uint64_t> errors;
+    std::vector<uint64_t> timeline(static_cast<size_t>(std::ceil(measured)), 0);
+    for (auto& st : states) {
+      for (size_t i = 0; i < st.per_second.size() && i < timeline.size(); ++i) timeline[i] += st.per_second[i];
+      reads.merge(st.read_lat);
+      writes.merge(st.write_lat);
+      nreads += st.reads;
+      nwrites += st.writes;
+      for (auto& [c, n] : st.errors) {
+        errors[c] += n;
+        nerrors += n;
+      }
+    }
+    double tput = static_cast<double>(nreads + nwrites) / measured;
+
+    out["ops"] = nreads + nwrites;
+    out["ops_per_second"] = timeline;
+    out["throughput_ops_s"] = tput;
+    out["read"] = latency_json(reads);
+    out["write"] = latency_json(writes);
+    Histogram all = reads;
+    all.merge(writes);
+    out["latency"] = latency_json(all);
+    out["errors"] = {{"total", nerrors}};
+    for (auto& [c, n] : errors) out["errors"][code_name(c)] = n;
+    if (nerrors > 0) spdlog::error("run: {}", describe_errors(errors));
+
+    sum.duration_s = measured;
+    sum.throughput = tput;
+    sum.p50_us = static_cast<double>(all.quantile(0.5)) / 1e3;
+    sum.p99_us = static_cast<double>(all.quantile(0.99)) / 1e3;
+    sum.p999_us = static_cast<double>(all.quantile(0.999)) / 1e3;
+    sum.committed = nreads + nwrites;
+
+    fmt::print("rdx-bench ycsb: {} threads x {} outstanding, {:.1f} s, read ratio {}, {} keys ({}), {} B values\n",
+               o.threads, o.outstanding, measured, o.read_ratio, o.keys, o.dist, o.value_size);
+    if (o.rate > 0) fmt::print("  paced: target {:.0f} ops/s over {} sessions\n", o.rate, o.threads * o.outstanding);
+    fmt::print("  throughput {:.0f} ops/s ({} reads, {} writes), errors {}\n", tput, nreads, nwrites, nerrors);
+    fmt::print("  latency us: read p50 {:.1f} p99 {:.1f} p999 {:.1f} | write p50 {:.1f} p99 {:.1f} p999 {:.1f}\n",
+               reads.quantile(0.5) / 1e3, reads.quantile(0.99) / 1e3, reads.quantile(0.999) / 1e3,
+               writes.quantile(0.5) / 1e3, writes.quantile(0.99) / 1e3, writes.quantile(0.999) / 1e3);
+    for (auto& [c, n] : errors) fmt::print("  error {}: {}\n", code_name(c), n);
+  }
+  sum.errors = nerrors + nload_errors;
+
+  std::unordered_map<uint64_t, Acked> acked;  // of the load and the run
+  for (auto& st : states)
+    for (auto& [k, a] : st.acked)
+      if (a.version > acked[k].version) acked[k] = a;
+  int rc = nerrors > 0 || nload_errors > 0 ? 1 : 0;
+  if (!o.save_acked.empty() && !save_acked_file(o.save_acked, acked)) rc = 2;
+  if (o.verify_acked) {
+    progress.begin("checking", 0, ops_done);
+    if (verify(o, acked, phase, out, sum) != 0) rc = 3;
+    progress.end();
+  }
+  if (!o.history.empty()) {
+    std::vector<std::vector<KvOp>> histories;
+    for (auto& st : states) histories.push_back(std::move(st.history));
+    if (Status ws = write_kv_history(o.history, histories); !ws.is_ok()) {
+      spdlog::error("rdx-bench: {}", ws.message());
+      return 2;
+    }
+    if (int hc = check_kv_history(o.history, o.lincheck, sum); hc != 0) rc = std::max(rc, hc);
+  }
+  if (!o.json_path.empty()) {
+    std::ofstream(o.json_path) << out.dump(2) << "\n";
+  }
+  return rc;
+}
+
+}  // namespace rdx::bench
