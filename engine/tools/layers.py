@@ -14,8 +14,8 @@ RANKS = {
     "rpc": 2,
     "store": 3,
     "cluster": 4,
-    "replication": 5, "txn": 5, "client": 5,
-    "server": 6, "checker": 6, "workload": 6,
+    "replication": 5, "txn": 5,
+    "server": 6, "checker": 6, "workload": 6, "client": 6,
     "resp": 7, "bench": 7,
     "rdxd": 8,
 }

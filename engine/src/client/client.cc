@@ -121,6 +121,10 @@ bool Client::never_sent(const KvResult& r) {
   return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
 }
 
+bool Client::never_sent(const WriteResult& r) {
+  return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
+}
+
 uint16_t Client::route(std::string_view key, bool any_member) {
   const cluster::Topology& t = ct_.topology();
   const uint32_t shard = t.shard_of_key(key);
@@ -139,14 +143,15 @@ uint16_t Client::route(std::string_view key, bool any_member) {
   return node;  // none is: the call fails as not connected
 }
 
+Task<rpc::Response> Client::request(uint16_t node, rpc::MsgType type, std::string payload) {
+  if (!up(node))
+    co_return rpc::Response{Code::kUnavailable, std::string(kNotConnected) + ct_.topology().nodes[node].name};
+  co_return co_await rpc_->call(*peers_[node].conn, type, rpc::as_bytes_of(payload));
+}
+
 Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payload) {
   KvResult r;
-  if (!up(node)) {
-    r.status = Code::kUnavailable;
-    r.error = std::string(kNotConnected) + ct_.topology().nodes[node].name;
-    co_return r;
-  }
-  rpc::Response resp = co_await rpc_->call(*peers_[node].conn, type, rpc::as_bytes_of(payload));
+  rpc::Response resp = co_await request(node, type, std::move(payload));
   r.status = resp.status;
   if (resp.status != Code::kOk) {
     r.error = std::move(resp.payload);
@@ -178,6 +183,18 @@ Task<KvResult> Client::remove(std::string key, bool any_member) {
   rpc::Writer w;
   w.bytes(key);
   co_return co_await call(route(key, any_member), cluster::kKvDel, w.data());
+}
+
+Task<WriteResult> Client::write(std::string key, replication::Rmw op, bool any_member) {
+  rpc::Writer w;
+  w.bytes(key);
+  op.encode(w);
+  rpc::Response resp = co_await request(route(key, any_member), cluster::kKvWrite, std::string(w.data()));
+  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::move(resp.payload));
+  rpc::Reader rd(resp.payload);
+  WriteResult r;
+  if (!WriteResult::decode(rd, &r) || !rd.done()) co_return WriteResult::failed(Code::kInternal, "malformed response");
+  co_return r;
 }
 
 void Client::run_once(std::chrono::microseconds idle_wait) {

@@ -12,11 +12,14 @@
 
 #include "cluster/kv_api.h"
 #include "cluster/topology.h"
+#include "replication/ops.h"
 #include "rpc/rpc.h"
 
 namespace rdx::client {
 
 using cluster::KvResult;
+using replication::Rmw;
+using replication::WriteResult;
 
 class ClientTransport {
  public:
@@ -42,6 +45,7 @@ class Client {
   // Whether a failed result came from this client without a request sent (no connection to the node): the
   // operation had no effect anywhere.
   static bool never_sent(const KvResult& r);
+  static bool never_sent(const WriteResult& r);
 
   // Creates the endpoint of client thread `thread`; call from that thread.
   static Result<std::unique_ptr<Client>> create(ClientTransport& ct, uint16_t thread);
@@ -63,6 +67,9 @@ class Client {
   rpc::Task<KvResult> get(std::string key, bool any_member = false);
   rpc::Task<KvResult> put(std::string key, std::string value, bool any_member = false);
   rpc::Task<KvResult> remove(std::string key, bool any_member = false);
+  // Any single-key write, read-modify-writes included (FAA, compare-and-set, ...), as one operation of the
+  // cluster's replication protocol; its status is kUnsupported when the protocol does not offer it (nothing written).
+  rpc::Task<WriteResult> write(std::string key, Rmw op, bool any_member = false);
 
   // One iteration: poll the network, resume ready coroutines, flush. Blocks up to `idle_wait` when nothing happened
   // for a while (so clients do not burn a core while waiting).
@@ -74,6 +81,8 @@ class Client {
 
  private:
   Client(ClientTransport& ct, uint16_t thread) : ct_(ct), thread_(thread) {}
+  // A request to `node`; kUnavailable without sending when not connected (never_sent).
+  rpc::Task<rpc::Response> request(uint16_t node, rpc::MsgType type, std::string payload);
   rpc::Task<KvResult> call(uint16_t node, rpc::MsgType type, std::string payload);
   // The member of the key's shard this client sends to (see the top of this file), or the next connected member in
   // turn with `any_member`.

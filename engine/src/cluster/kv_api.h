@@ -1,9 +1,14 @@
 #pragma once
 // The single-key client API every node serves to native clients (rdx-bench); each operation goes to the cluster's
 // replication protocol.
-// Request payloads: bytes key [, bytes value]. Response: status in the message header; payload u64 version
-// [, bytes value] on success. Statuses: kOk, kNotFound, kInvalidArgument (malformed request, key/value too large),
-// kUnavailable (not serving: recovering, primary unreachable, shutting down), kResourceExhausted (memory full).
+// GET, PUT, DEL: request payloads bytes key [, bytes value]. Response: status in the message header; payload u64
+// version [, bytes value] on success. Statuses: kOk, kNotFound, kInvalidArgument (malformed request, key/value too
+// large), kUnavailable (not serving: recovering, primary unreachable, shutting down), kResourceExhausted (memory
+// full).
+// WRITE: bytes key, then a replication::Rmw (replication/ops.h: any read-modify-write, e.g. FAA or compare-and-set).
+// Response: kOk with a replication::WriteResult whose own status says what the write did (kUnsupported when the
+// cluster's replication protocol does not offer the operation); a malformed request gets kInvalidArgument and a
+// reason, and is not applied.
 #include <cstdint>
 #include <string>
 
@@ -17,6 +22,7 @@ enum KvMsg : rpc::MsgType {
   kKvGet = msgs::kKvApi.at(0),
   kKvPut = msgs::kKvApi.at(1),
   kKvDel = msgs::kKvApi.at(2),
+  kKvWrite = msgs::kKvApi.at(3),
 };
 
 struct KvResult {

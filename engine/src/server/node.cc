@@ -340,8 +340,8 @@ void Node::register_metrics() {
       w.gauge("rdx_peer_suspected", "1 while the failure detector suspects the peer.",
               membership_->suspected(n) ? 1 : 0, l);
     }
-    static const char* kOps[] = {"get", "put", "del"};
-    Histogram lat[3];
+    static const char* kOps[WorkerSnapshot::kOpKinds] = {"get", "put", "del", "write"};
+    Histogram lat[WorkerSnapshot::kOpKinds];
     for (size_t i = 0; i < workers_.size(); ++i) {
       WorkerSnapshot s = workers_[i]->snapshot();
       metrics::Labels l = base;
@@ -372,7 +372,7 @@ void Node::register_metrics() {
       w.counter("rdx_rpc_acks_covered_total", "Ids acknowledged by smart acks.", static_cast<double>(r.acks_covered),
                 l);
       w.counter("rdx_rpc_calls_timed_out_total", "Calls that timed out.", static_cast<double>(r.calls_timed_out), l);
-      for (int op = 0; op < 3; ++op) {
+      for (int op = 0; op < WorkerSnapshot::kOpKinds; ++op) {
         metrics::Labels lo = base;
         lo.emplace_back("worker", std::to_string(i));
         lo.emplace_back("op", kOps[op]);
@@ -381,7 +381,7 @@ void Node::register_metrics() {
         lat[op].merge(s.latency[op]);
       }
     }
-    for (int op = 0; op < 3; ++op) {
+    for (int op = 0; op < WorkerSnapshot::kOpKinds; ++op) {
       metrics::Labels lo = base;
       lo.emplace_back("op", kOps[op]);
       w.histogram_ns("rdx_op_latency_seconds", "Server-side latency of client operations.", lat[op], lo);

@@ -285,6 +285,20 @@ void Worker::on_conn_event(const transport::Completion& c) {
   }
 }
 
+bool Worker::admit_client(const rpc::Incoming& in, OpIndex op, const char* malformed) {
+  if (malformed != nullptr) {
+    ++live_.op_errors[op];
+    rpc_->respond(in.reply_to(), Code::kInvalidArgument, rpc::as_bytes_of(std::string_view(malformed)));
+    return false;
+  }
+  if (membership().stopping()) {
+    ++live_.op_errors[op];
+    rpc_->respond(in.reply_to(), Code::kUnavailable, rpc::as_bytes_of(std::string_view("shutting down")));
+    return false;
+  }
+  return true;
+}
+
 Status Worker::register_client_api() {
   auto handler = [this](OpIndex op) {
     return [this, op](const rpc::Incoming& in) {
@@ -292,21 +306,32 @@ Status Worker::register_client_api() {
       std::string key(r.bytes(cluster::kMaxKeyBytes));
       std::string value;
       if (op == kPutOp) value = std::string(r.bytes(store::kMaxValueBytes));
-      if (!r.done() || key.empty()) {
-        ++live_.op_errors[op];
-        std::string_view why = "malformed request (key must be 1..1024 bytes, value <= 1 MiB)";
-        return rpc_->respond(in.reply_to(), Code::kInvalidArgument, rpc::as_bytes_of(why));
-      }
-      if (membership().stopping()) {
-        ++live_.op_errors[op];
-        return rpc_->respond(in.reply_to(), Code::kUnavailable, rpc::as_bytes_of(std::string_view("shutting down")));
-      }
-      rpc::spawn(serve_client(in.reply_to(), op, std::move(key), std::move(value)));
+      const bool ok = r.done() && !key.empty();
+      if (admit_client(in, op, ok ? nullptr : "malformed request (key must be 1..1024 bytes, value <= 1 MiB)"))
+        rpc::spawn(serve_client(in.reply_to(), op, std::move(key), std::move(value)));
     };
   };
   RDX_RETURN_IF_ERROR(rpc_->on(cluster::kKvGet, handler(kGetOp)));
   RDX_RETURN_IF_ERROR(rpc_->on(cluster::kKvPut, handler(kPutOp)));
-  return rpc_->on(cluster::kKvDel, handler(kDelOp));
+  RDX_RETURN_IF_ERROR(rpc_->on(cluster::kKvDel, handler(kDelOp)));
+  return rpc_->on(cluster::kKvWrite, [this](const rpc::Incoming& in) {
+    rpc::Reader r(in.payload);
+    std::string key(r.bytes(cluster::kMaxKeyBytes));
+    replication::Rmw op;
+    const bool ok = replication::Rmw::decode(r, &op) && r.done() && !key.empty();
+    if (admit_client(in, kWriteOp,
+                     ok ? nullptr
+                        : "malformed write (key 1..1024 bytes, then an operation: kind 0..3, condition 0..3, "
+                          "value and expected value <= 1 MiB each, nothing after it)"))
+      rpc::spawn(serve_client_write(in.reply_to(), std::move(key), std::move(op)));
+  });
+}
+
+void Worker::count_client_op(OpIndex op, Code status, Clock::time_point t0) {
+  --live_.inflight;
+  ++live_.ops[op];
+  if (status != Code::kOk && status != Code::kNotFound) ++live_.op_errors[op];
+  live_.latency[op].record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count()));
 }
 
 Task<void> Worker::serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value) {
@@ -330,10 +355,7 @@ Task<void> Worker::serve_client(rpc::ReplyTo to, OpIndex op, std::string key, st
     version = r.version;
     error = std::move(r.error);
   }
-  --live_.inflight;
-  ++live_.ops[op];
-  if (status != Code::kOk && status != Code::kNotFound) ++live_.op_errors[op];
-  live_.latency[op].record(static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count()));
+  count_client_op(op, status, t0);
   if (status == Code::kOk) {
     w.put(version);
     if (op == kGetOp) w.bytes(value);
@@ -341,6 +363,16 @@ Task<void> Worker::serve_client(rpc::ReplyTo to, OpIndex op, std::string key, st
   } else {
     rpc_->respond(to, status, rpc::as_bytes_of(error));
   }
+}
+
+Task<void> Worker::serve_client_write(rpc::ReplyTo to, std::string key, replication::Rmw op) {
+  auto t0 = Clock::now();
+  ++live_.inflight;
+  replication::WriteResult r = co_await replication_->write(std::move(key), std::move(op));
+  count_client_op(kWriteOp, r.status, t0);
+  rpc::Writer w;
+  r.encode(w);
+  rpc_->respond(to, Code::kOk, w.span());
 }
 
 void Worker::publish() {

@@ -29,9 +29,10 @@ class Node;
 struct WorkerSnapshot {
   transport::EndpointStats transport;
   rpc::RpcStats rpc;
-  uint64_t ops[3] = {0, 0, 0};  // get, put, del served through the native client API
-  uint64_t op_errors[3] = {0, 0, 0};
-  Histogram latency[3];  // server-side latency of client ops, ns
+  static constexpr int kOpKinds = 4;  // get, put, del, write (a read-modify-write) of the native client API
+  uint64_t ops[kOpKinds] = {};
+  uint64_t op_errors[kOpKinds] = {};
+  Histogram latency[kOpKinds];  // server-side latency of client ops, ns
   uint64_t inflight = 0;
   bool peers_up = false;      // connected to every node it needs (readiness)
   std::string peers_waiting;  // when not: which peers and why ("n1 (cannot resolve 'n1': ...)"), for /readyz
@@ -70,7 +71,7 @@ class Worker final : public cluster::WorkerContext {
     uint32_t failed_attempts = 0;  // since it was last up
     std::string last_error;
   };
-  enum OpIndex { kGetOp = 0, kPutOp = 1, kDelOp = 2 };
+  enum OpIndex { kGetOp = 0, kPutOp = 1, kDelOp = 2, kWriteOp = 3 };
 
   void run();
   Status init_in_thread();
@@ -82,7 +83,11 @@ class Worker final : public cluster::WorkerContext {
   void on_conn_event(const transport::Completion& c);
   void note_connect_failure(uint16_t node, std::string why);
   Status register_client_api();
+  // Whether a client request may proceed; else it was refused (kInvalidArgument with `malformed`, or shutting down).
+  bool admit_client(const rpc::Incoming& in, OpIndex op, const char* malformed);
   rpc::Task<void> serve_client(rpc::ReplyTo to, OpIndex op, std::string key, std::string value);
+  rpc::Task<void> serve_client_write(rpc::ReplyTo to, std::string key, replication::Rmw op);
+  void count_client_op(OpIndex op, Code status, std::chrono::steady_clock::time_point t0);
   size_t poll_once();
   void publish();
   void wait_for_work();

@@ -153,17 +153,9 @@ const replication::ReplicationEntry& entry(const std::string& protocol) {
   return *replication::replication_protocols().find(protocol);
 }
 
-// The cluster a protocol runs in: without a transaction protocol when it carries none.
-ClusterOptions options_for(const std::string& protocol) {
-  ClusterOptions o;
-  o.replication = protocol;
-  if (!entry(protocol).carries_transactions) o.txn = std::string(cluster::kNoTxnProtocol);
-  return o;
-}
-
 Outcome run_cluster(const std::string& protocol, replication::TestFaults faults, bool stop_member) {
   Outcome out;
-  ClusterOptions o = options_for(protocol);
+  ClusterOptions o = replication_options(protocol);
   o.faults = faults;
   Run run(o.nodes);
   run.read_modify_write = entry(protocol).ops == replication::Ops::kReadModifyWrite;
@@ -343,7 +335,7 @@ TEST_P(ReplicationConformance, OperationsItDoesNotOfferAreRefusedAndChangeNothin
                                        after.value, after.version));
     }
   };
-  ClusterOptions o = options_for(GetParam());
+  ClusterOptions o = replication_options(GetParam());
   TestCluster c(o, [&](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
     if (node != 0 || env.ctx.worker_index() != 0) return nullptr;
     return std::make_unique<OneShot>(env, body, go, done);

@@ -8,6 +8,7 @@
 
 #include "checker/history_io.h"
 #include "common/net.h"
+#include "replication/replication.h"
 
 namespace rdx::conformance {
 
@@ -41,6 +42,14 @@ std::string topology_json(const ClusterOptions& o) {
       o.workers, o.replication, o.txn, failure_detection_override(), members, nodes);
 }
 }  // namespace
+
+ClusterOptions replication_options(const std::string& protocol) {
+  ClusterOptions o;
+  o.replication = protocol;
+  if (!replication::replication_protocols().find(protocol)->carries_transactions)
+    o.txn = std::string(cluster::kNoTxnProtocol);
+  return o;
+}
 
 TestCluster::TestCluster(ClusterOptions o, Driver driver) : o_(std::move(o)), driver_(std::move(driver)) {}
 

@@ -51,6 +51,9 @@ class TestCluster {
   std::vector<std::unique_ptr<server::Node>> nodes_;
 };
 
+// The cluster a replication protocol runs in: without a transaction protocol when it carries none.
+ClusterOptions replication_options(const std::string& protocol);
+
 // Polls `pred` every 10 ms until it holds or `timeout` passes.
 bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 
