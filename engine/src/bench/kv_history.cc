@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/keygen.h"
-#include "client/client.h"
 
 namespace rdx::bench {
 
@@ -20,30 +19,25 @@ int64_t wall_ns() {
       .count();
 }
 
-void record_kv_op(std::vector<KvOp>& history, KvOp op, const cluster::KvResult& r, std::string value) {
-  const bool ok = r.status == Code::kOk || (!op.write && r.status == Code::kNotFound);
-  if (!ok && (!op.write || client::Client::never_sent(r))) return;
-  op.end = wall_ns();
-  op.known = ok;
-  op.found = r.status == Code::kOk;
-  op.value = op.write ? std::move(value) : r.value;
-  history.push_back(std::move(op));
-}
-
 Status write_kv_history(const std::string& path, const std::vector<std::vector<KvOp>>& per_thread) {
   std::ofstream f(path);
   f << "{\"rdx_kv_history\":1}\n";
   for (const auto& ops : per_thread) {
     for (const KvOp& op : ops) {
-      // Keys are "key:<n>" and values lowercase letters (make_value): nothing to escape; dump() keeps it honest.
+      // Keys are "key:<n>" and values lowercase letters or digits: nothing to escape; dump() keeps it honest.
+      static constexpr const char* kNames[] = {"get", "set", "incr", "cas"};
       nlohmann::json j = {{"client", op.client},
                           {"key", KeyChooser::key_name(op.key)},
-                          {"op", op.write ? "set" : "get"},
+                          {"op", kNames[static_cast<int>(op.kind)]},
                           {"start", op.start}};
-      if (op.write) j["in"] = op.value;
+      if (op.kind == KvKind::kSet || op.kind == KvKind::kCas) j["in"] = op.value;
+      if (op.kind == KvKind::kCas) j["expect"] = op.expect;
+      if (op.kind == KvKind::kIncr) j["by"] = op.by;
       if (op.known) {
         j["end"] = op.end;
-        if (!op.write) j["out"] = op.found ? nlohmann::json(op.value) : nlohmann::json(nullptr);
+        if (op.kind == KvKind::kGet) j["out"] = op.found ? nlohmann::json(op.value) : nlohmann::json(nullptr);
+        if (op.kind == KvKind::kIncr) j["out"] = op.number;
+        if (op.kind == KvKind::kCas) j["out"] = op.flag;
       }
       f << j.dump() << '\n';
     }

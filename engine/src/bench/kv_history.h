@@ -1,5 +1,5 @@
 #pragma once
-// rdx-bench --workload kv --history: every GET and PUT of the load and the run, in rdx-lincheck's format
+// rdx-bench --workload kv --history: every operation of the load and the run, in rdx-lincheck's format
 // (engine/tools/lincheck/README.md), checked per key for linearizability by rdx-lincheck (Porcupine).
 #include <cstdint>
 #include <string>
@@ -11,23 +11,29 @@
 
 namespace rdx::bench {
 
+enum class KvKind : uint8_t {
+  kGet,
+  kSet,
+  kIncr,  // FAA: add `by`, answer the new value
+  kCas,   // compare-and-set: write `value` if the key holds `expect`
+};
+
 // One operation as a client coroutine saw it. Times are CLOCK_REALTIME nanoseconds (one clock for all threads).
 struct KvOp {
   uint32_t client = 0;  // thread * outstanding + coroutine
   uint64_t key = 0;
-  bool write = false;
-  bool known = true;   // false: a PUT whose outcome is unknown (it failed after it was sent)
+  KvKind kind = KvKind::kGet;
+  bool known = true;   // false: a write whose outcome is unknown (it failed after it was sent)
   bool found = false;  // a GET: the key existed
-  std::string value;   // written, or read
+  std::string value;   // written (set, cas), or read (get)
+  std::string expect;  // cas
+  int64_t by = 0;      // incr
+  int64_t number = 0;  // incr: the new value
+  bool flag = false;   // cas: it wrote
   int64_t start = 0, end = 0;
 };
 
 int64_t wall_ns();
-
-// Adds `op` (started at op.start) to `history` once its result `r` is known. A PUT that failed before it was sent
-// (Client::never_sent) changed nothing and is left out, as is any failed GET; a PUT that failed after it was sent
-// has an unknown outcome.
-void record_kv_op(std::vector<KvOp>& history, KvOp op, const cluster::KvResult& r, std::string value);
 
 // Writes the operations of every thread as one history file.
 Status write_kv_history(const std::string& path, const std::vector<std::vector<KvOp>>& per_thread);

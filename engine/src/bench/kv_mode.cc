@@ -45,11 +45,14 @@ struct ThreadState {
   std::map<Code, uint64_t> errors;
   std::unordered_map<uint64_t, Acked> acked;
   std::vector<KvOp> history;
+  std::unordered_map<uint64_t, std::string> seen;  // the value this thread last saw of a key (a CAS expects it)
   std::mt19937_64 rng;
   int active = 0;
 };
 
-std::string make_value(uint64_t key, std::mt19937_64& rng, uint32_t size) {
+std::string make_value(uint64_t key, std::mt19937_64& rng, const Options& o) {
+  if (o.numeric_values()) return std::to_string(rng() % 1000000);
+  const uint32_t size = o.value_size;
   std::string v(size, '\0');
   uint64_t x = rng() ^ key;
   for (uint32_t i = 0; i < size; ++i) {
@@ -86,35 +89,101 @@ class Pacer {
   Clock::time_point next_;
 };
 
+// What one operation did.
+struct Done {
+  Code status = Code::kOk;
+  std::string error;
+  uint64_t version = 0;
+  bool completed = false;              // kOk, or a GET of an absent key
+  bool keep = false;                   // the history keeps it: completed, or a write that may have taken effect
+  std::optional<std::string> written;  // the key's value after a write that wrote
+};
+
+// Executes `op` (its kind and arguments filled in) and fills in its result and end time (the history entry).
+// A write the cluster refused before doing anything (unsupported, not applicable) or that was never sent changed
+// nothing and leaves the history; one that failed after it was sent has an unknown outcome.
+Task<Done> run_op(client::Client& c, ThreadState& st, const Options& o, KvOp& op) {
+  const std::string key = KeyChooser::key_name(op.key);
+  Done d;
+  std::optional<std::string> holds;  // what the key held right after the operation, as it saw it (nullopt: absent)
+  if (op.kind == KvKind::kGet || op.kind == KvKind::kSet) {
+    client::KvResult r;
+    if (op.kind == KvKind::kGet) {
+      r = co_await c.get(key, o.read_any);
+    } else {
+      r = co_await c.put(key, op.value, o.write_any);
+    }
+    op.end = wall_ns();
+    d.status = r.status, d.error = std::move(r.error), d.version = r.version;
+    d.completed = r.status == Code::kOk || (op.kind == KvKind::kGet && r.status == Code::kNotFound);
+    d.keep = d.completed || (op.kind == KvKind::kSet && !client::Client::never_sent(r));
+    op.found = r.status == Code::kOk;
+    if (op.kind == KvKind::kGet) op.value = std::move(r.value);
+    if (op.found) holds = op.value;
+  } else {
+    client::Rmw rmw =
+        op.kind == KvKind::kIncr
+            ? client::Rmw::add(op.by)
+            : client::Rmw{client::Rmw::Kind::kPut, client::Rmw::When::kIfEquals, true, 0, op.value, op.expect};
+    client::WriteResult w = co_await c.write(key, std::move(rmw), o.write_any);
+    op.end = wall_ns();
+    d.status = w.status, d.error = std::move(w.error), d.version = w.version;
+    d.completed = w.status == Code::kOk;
+    const bool refused = w.status == Code::kUnsupported || w.status == Code::kInvalidArgument;
+    d.keep = d.completed || (!refused && !client::Client::never_sent(w));
+    op.number = w.number;
+    op.flag = w.applied;
+    if (op.kind == KvKind::kIncr) holds = std::to_string(w.number);
+    if (op.kind == KvKind::kCas && w.applied) holds = op.value;
+    if (op.kind == KvKind::kCas && !w.applied && w.existed) holds = w.old_value;
+  }
+  op.known = d.completed;
+  if (!d.completed) co_return d;
+  if (holds) {
+    st.seen[op.key] = *holds;
+  } else {
+    st.seen.erase(op.key);
+  }
+  if (op.kind == KvKind::kSet || op.kind == KvKind::kIncr || (op.kind == KvKind::kCas && op.flag)) d.written = holds;
+  co_return d;
+}
+
+// The next operation of a session: a read, or a write of a kind drawn from --write-mix.
+KvOp next_op(ThreadState& st, const Options& o, KeyChooser& chooser, uint32_t client) {
+  KvOp op;
+  op.client = client;
+  op.key = chooser.next(st.rng);
+  op.kind = std::bernoulli_distribution(o.read_ratio)(st.rng)
+                ? KvKind::kGet
+                : o.write_mix[std::uniform_int_distribution<size_t>(0, o.write_mix.size() - 1)(st.rng)];
+  if (op.kind == KvKind::kSet || op.kind == KvKind::kCas) op.value = make_value(op.key, st.rng, o);
+  if (op.kind == KvKind::kIncr) op.by = 1;
+  if (op.kind == KvKind::kCas) {
+    auto it = st.seen.find(op.key);
+    op.expect = it == st.seen.end() ? "0" : it->second;
+  }
+  return op;
+}
+
 Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
                    Clock::time_point end, uint32_t client) {
-  std::bernoulli_distribution is_read(o.read_ratio);
   Pacer pacer(o, st.rng);
   while (Clock::now() < end) {
     if (auto wait = pacer.wait()) co_await c.sched().sleep_for(*wait);
-    uint64_t k = chooser.next(st.rng);
-    bool read = is_read(st.rng);
+    KvOp op = next_op(st, o, chooser, client);
+    const bool read = op.kind == KvKind::kGet;
     auto t0 = Clock::now();
-    client::KvResult r;
-    std::string value;
-    std::optional<KvOp> op;
-    if (!o.history.empty()) op = KvOp{client, k, !read, true, false, {}, wall_ns(), 0};
-    if (read) {
-      r = co_await c.get(KeyChooser::key_name(k), o.read_any);
-    } else {
-      value = make_value(k, st.rng, o.value_size);
-      r = co_await c.put(KeyChooser::key_name(k), value, o.write_any);
-    }
+    op.start = wall_ns();
+    Done d = co_await run_op(c, st, o, op);
     auto t1 = Clock::now();
-    if (op) record_kv_op(st.history, std::move(*op), r, value);
-    bool ok = r.status == Code::kOk || (read && r.status == Code::kNotFound);
-    if (!ok && st.errors[r.status]++ == 0)
-      spdlog::warn("first {} error of this thread ({}): {}", code_name(r.status), read ? "get" : "put", r.error);
-    if (!ok) continue;  // throughput and latency count completed operations; errors are counted above
+    if (!o.history.empty() && d.keep) st.history.push_back(std::move(op));
+    if (!d.completed && st.errors[d.status]++ == 0)
+      spdlog::warn("first {} error of this thread ({}): {}", code_name(d.status), read ? "read" : "write", d.error);
+    if (!d.completed) continue;  // throughput and latency count completed operations; errors are counted above
     st.progress.fetch_add(1, std::memory_order_relaxed);
-    if (!read) {
-      Acked& a = st.acked[k];
-      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+    if (d.written) {
+      Acked& a = st.acked[op.key];
+      if (d.version > a.version) a = Acked{d.version, hash_key(*d.written)};
     }
     if (t0 < start) continue;  // warm-up
     auto sec = static_cast<size_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - start).count());
@@ -135,20 +204,22 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
 Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint64_t to, std::atomic<uint64_t>& next,
                      uint32_t client) {
   for (;;) {
-    uint64_t k = next.fetch_add(1);
-    if (k >= to) break;
-    std::string value = make_value(k, st.rng, o.value_size);
-    std::optional<KvOp> op;
-    if (!o.history.empty()) op = KvOp{client, k, true, true, false, {}, wall_ns(), 0};
-    client::KvResult r = co_await c.put(KeyChooser::key_name(k), value);
-    if (op) record_kv_op(st.history, std::move(*op), r, value);
+    KvOp op;
+    op.client = client;
+    op.key = next.fetch_add(1);
+    if (op.key >= to) break;
+    op.kind = KvKind::kSet;
+    op.value = make_value(op.key, st.rng, o);
+    op.start = wall_ns();
+    Done d = co_await run_op(c, st, o, op);
     st.progress.fetch_add(1, std::memory_order_relaxed);
-    if (r.status != Code::kOk) {
-      if (st.errors[r.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(r.status), r.error);
+    if (!o.history.empty() && d.keep) st.history.push_back(op);
+    if (!d.completed) {
+      if (st.errors[d.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(d.status), d.error);
     } else {
       ++st.loaded;
-      Acked& a = st.acked[k];
-      if (r.version > a.version) a = Acked{r.version, hash_key(value)};
+      Acked& a = st.acked[op.key];
+      if (d.version > a.version) a = Acked{d.version, hash_key(op.value)};
     }
   }
   --st.active;
@@ -271,6 +342,10 @@ std::string describe_errors(const std::map<Code, uint64_t>& errors) {
 
 }  // namespace
 
+bool KvOptions::numeric_values() const {
+  return std::find(write_mix.begin(), write_mix.end(), KvKind::kIncr) != write_mix.end();
+}
+
 int run_kv(const Options& o, Summary& sum) {
   sum.mode = "kv";
   sum.unit = "ops/s";
@@ -335,6 +410,8 @@ int run_kv(const Options& o, Summary& sum) {
   out["workload"] = {{"kind", "ycsb"},         {"read_ratio", o.read_ratio},
                      {"keys", o.keys},         {"value_size", o.value_size},
                      {"distribution", o.dist}, {"theta", o.theta}};
+  for (KvKind k : o.write_mix)
+    out["workload"]["write_mix"].push_back(k == KvKind::kIncr ? "incr" : k == KvKind::kCas ? "cas" : "set");
   out["config"] = {{"threads", o.threads},
                    {"outstanding", o.outstanding},
                    {"duration_s", o.duration_s},

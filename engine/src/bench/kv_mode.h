@@ -6,7 +6,9 @@
 // write may be lost) and a recorded history checked for linearizability (bench/kv_history.h).
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "bench/kv_history.h"
 #include "bench/summary.h"
 
 namespace rdx::bench {
@@ -36,6 +38,10 @@ struct KvOptions {
   std::string lincheck;    // the checker binary (default: next to rdx-bench, then PATH)
   bool write_any = false;  // writes go to every member of the key's shard in turn (--write-to any)
   double rate = 0;         // target operations per second over all sessions (0: each session back to back)
+  // The kinds a write is drawn from, uniformly (--write-mix; set, incr, cas). With incr, values are decimal
+  // integers (so an INCR applies to any value), not --value-size letters.
+  std::vector<KvKind> write_mix = {KvKind::kSet};
+  bool numeric_values() const;
 };
 
 // Runs the load, the run and the checks `o` asks for; fills `summary` as it goes (the caller writes it) and returns

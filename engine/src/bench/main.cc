@@ -44,9 +44,10 @@ std::string refused(const rdx::bench::KvOptions& o, const rdx::bench::TxnOptions
            "before this invocation would read as never written)";
   if (kv && !t.history_path.empty() && o.verify_acked)
     return "--history checks linearizability of the run itself; leave out --verify-acked (its reads are not recorded)";
-  if (!kv && (o.read_any || o.write_any || !o.lincheck.empty() || o.rate > 0))
-    return "--read-from, --write-to, --lincheck and --rate apply to --workload kv (transactions run inside the "
-           "cluster)";
+  const bool mixed = o.write_mix.size() != 1 || o.write_mix[0] != rdx::bench::KvKind::kSet;
+  if (!kv && (o.read_any || o.write_any || !o.lincheck.empty() || o.rate > 0 || mixed))
+    return "--read-from, --write-to, --write-mix, --lincheck and --rate apply to --workload kv (transactions run "
+           "inside the cluster)";
   if (o.no_run && !o.verify_from.empty()) return "--verify-from reads back saved writes: it neither loads nor runs";
   return "";
 }
@@ -78,6 +79,12 @@ int main(int argc, char** argv) {
                  "kv: PUTs go to the key's primary, or to every member in turn (any; what a member does with a write "
                  "is the replication protocol's)")
       ->check(CLI::IsMember({"primary", "any"}));
+  std::vector<std::string> write_mix = {"set"};
+  app.add_option("--write-mix", write_mix,
+                 "kv: the kinds of writes, drawn uniformly: set, incr (FAA), cas (compare-and-set expecting the value "
+                 "this thread last saw); with incr, values are decimal integers")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"set", "incr", "cas"}));
   app.add_option("--lincheck", o.lincheck, "kv --history: the rdx-lincheck binary (default: next to rdx-bench, PATH)");
   app.add_option("--load-keys-per-txn", t.load_keys_per_txn,
                  "transactional: load in transactions of this many keys, recorded in the history (0: single-key)");
@@ -147,6 +154,11 @@ int main(int argc, char** argv) {
   sum.stage = o.no_run ? "load" : "run";
   o.read_any = read_from == "any";
   o.write_any = write_to == "any";
+  o.write_mix.clear();
+  for (const std::string& k : write_mix)
+    o.write_mix.push_back(k == "incr"  ? rdx::bench::KvKind::kIncr
+                          : k == "cas" ? rdx::bench::KvKind::kCas
+                                       : rdx::bench::KvKind::kSet);
   if (workload == "kv") o.history = t.history_path;
   if (std::string why = refused(o, t, workload, ledger_opt->count() > 0); !why.empty()) {
     spdlog::error("rdx-bench: {}", why);

@@ -1,9 +1,15 @@
 """rdx-bench --workload kv --history: the load and the run recorded in rdx-lincheck's format and checked per key
 for linearizability (Porcupine), with GETs and PUTs spread over every replica (--read-from any: backups answer from
 their copy; --write-to any: backups forward to the primary). A planted early acknowledgement must be caught, with the
-visualization written next to the history."""
+visualization written next to the history. With --write-mix set,incr,cas every registered replication protocol that
+offers read-modify-writes runs FAA and compare-and-set through the native client API as well, checked the same way;
+one that does not refuses them and they change nothing."""
+import json
 import os
 
+import pytest
+
+from conftest import registered_entries
 from kvhistory import lincheck_binary
 from test_bench_summary import bench
 
@@ -25,6 +31,35 @@ def test_kv_history_is_linearizable_with_reads_at_every_replica(cluster):
     assert any('"op":"get"' in ln for ln in lines) and any('"op":"set"' in ln for ln in lines)
 
 
+REPLICATION = {e["name"]: e for e in registered_entries("replication")}
+
+
+@pytest.mark.parametrize("protocol", REPLICATION)
+def test_read_modify_writes_through_the_client_api_are_linearizable(cluster, protocol):
+    txn = [] if REPLICATION[protocol]["carries_transactions"] else ["--txn-protocol", "none"]
+    cluster.up(nodes=3, extra=["--replication", protocol, *txn])
+    hist = os.path.join(cluster.dir, "rmw.jsonl")
+    rmw = REPLICATION[protocol]["ops"] == "read-modify-write"
+    p, s = bench(cluster, *ARGS, "--write-mix", "set,incr,cas", "--history", hist, "--lincheck", lincheck_binary(),
+                 check=False)
+    c = s["checker"]
+    assert c["model"] == "linearizability" and c["ok"] and c["violations"] == 0, c
+    with open(hist) as f:
+        ops = [json.loads(line) for line in f.read().splitlines()[1:]]
+    kinds = {k: sum(1 for o in ops if o["op"] == k) for k in ("get", "set", "incr", "cas")}
+    print(protocol, kinds, "cas swapped:", sum(1 for o in ops if o["op"] == "cas" and o.get("out") is True))
+    if rmw:
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert kinds["incr"] > 100 and kinds["cas"] > 100, kinds
+        assert any(o["op"] == "cas" and o.get("out") is True for o in ops), "some CAS expected the current value"
+        assert any(o["op"] == "cas" and o.get("out") is False for o in ops), "and some did not"
+    else:
+        # Refused by the protocol: errors, exit 1, and none of them in the history (they changed nothing).
+        out = p.stdout + p.stderr
+        assert p.returncode == 1 and "first UNSUPPORTED error" in out, out[-2000:]
+        assert kinds["incr"] == 0 and kinds["cas"] == 0 and kinds["get"] > 100, kinds
+
+
 def test_a_planted_early_acknowledgement_is_caught(cluster):
     cluster.up(nodes=3, extra=["--rdxd-arg=--test-fault=ack-before-replication"])
     hist = os.path.join(cluster.dir, "planted.jsonl")
@@ -42,7 +77,8 @@ def test_kv_history_refusals(cluster):
                       (["--load", "--history", hist, "--verify-acked"], "leave out --verify-acked"),
                       (["--workload", "smallbank", "--read-from", "any"], "apply to --workload kv"),
                       (["--workload", "smallbank", "--write-to", "any"], "apply to --workload kv"),
-                      (["--workload", "smallbank", "--rate", "1000"], "apply to --workload kv")]:
+                      (["--workload", "smallbank", "--rate", "1000"], "apply to --workload kv"),
+                      (["--workload", "smallbank", "--write-mix", "incr"], "apply to --workload kv")]:
         p, s = bench(cluster, *args, check=False)
         assert p.returncode == 2 and why in p.stdout + p.stderr, (args, p.stderr)
         assert not os.path.exists(hist), "a refused command line writes no history"

@@ -27,9 +27,10 @@ type Op struct {
 	Node   string          `json:"node,omitempty"`
 	Key    string          `json:"key"`
 	Kind   string          `json:"op"`
-	In     *string         `json:"in,omitempty"`  // set, setnx, getset: the value written
-	By     *int64          `json:"by,omitempty"`  // incr: the increment (negative for DECR/DECRBY)
-	Out    json.RawMessage `json:"out,omitempty"` // what the call returned (see Output)
+	In     *string         `json:"in,omitempty"`     // set, setnx, getset, cas: the value written
+	Expect *string         `json:"expect,omitempty"` // cas: the value the key must hold for the swap
+	By     *int64          `json:"by,omitempty"`     // incr: the increment (negative for DECR/DECRBY)
+	Out    json.RawMessage `json:"out,omitempty"`    // what the call returned (see Output)
 	Start  int64           `json:"start"`
 	End    *int64          `json:"end,omitempty"` // absent: outcome unknown
 }
@@ -39,17 +40,18 @@ type Output struct {
 	Known bool    // false: the call's outcome is unknown (it may or may not have applied)
 	Value *string // get, getset: the value read (nil: absent)
 	Int   int64   // incr: the value after the increment; del: keys removed (0 or 1)
-	Flag  bool    // setnx: whether it set the key
+	Flag  bool    // setnx, cas: whether it set the key
 }
 
 // Input is the typed argument of an operation.
 type Input struct {
-	Kind  string
-	Value string
-	By    int64
+	Kind   string
+	Value  string
+	Expect string
+	By     int64
 }
 
-var kinds = map[string]bool{"get": true, "set": true, "incr": true, "setnx": true, "getset": true, "del": true}
+var kinds = map[string]bool{"get": true, "set": true, "incr": true, "setnx": true, "getset": true, "del": true, "cas": true}
 
 // ReadHistory parses and validates a history; an error names the line and what is wrong with it.
 func ReadHistory(r io.Reader) ([]Op, error) {
@@ -86,7 +88,7 @@ func ReadHistory(r io.Reader) ([]Op, error) {
 
 func (op *Op) validate() error {
 	if !kinds[op.Kind] {
-		return fmt.Errorf("op %q is not one of get, set, incr, setnx, getset, del", op.Kind)
+		return fmt.Errorf("op %q is not one of get, set, incr, setnx, getset, del, cas", op.Kind)
 	}
 	if op.Client < 0 || op.Client > 1<<20 {
 		return fmt.Errorf("client %d out of range 0..%d", op.Client, 1<<20)
@@ -94,9 +96,12 @@ func (op *Op) validate() error {
 	if op.Start < 0 || (op.End != nil && *op.End < op.Start) {
 		return fmt.Errorf("times: start %d, end %v: want 0 <= start <= end", op.Start, deref(op.End))
 	}
-	needsIn := op.Kind == "set" || op.Kind == "setnx" || op.Kind == "getset"
+	needsIn := op.Kind == "set" || op.Kind == "setnx" || op.Kind == "getset" || op.Kind == "cas"
 	if needsIn != (op.In != nil) {
 		return fmt.Errorf("%s: field in must be %s", op.Kind, map[bool]string{true: "given", false: "absent"}[needsIn])
+	}
+	if (op.Kind == "cas") != (op.Expect != nil) {
+		return fmt.Errorf("%s: field expect must be %s", op.Kind, map[bool]string{true: "given", false: "absent"}[op.Kind == "cas"])
 	}
 	if (op.Kind == "incr") != (op.By != nil) {
 		return fmt.Errorf("%s: field by must be %s", op.Kind, map[bool]string{true: "given", false: "absent"}[op.Kind == "incr"])
@@ -138,7 +143,7 @@ func (op *Op) Output() (Output, error) {
 		}
 	case "incr":
 		err = json.Unmarshal(op.Out, &o.Int)
-	case "setnx":
+	case "setnx", "cas":
 		err = json.Unmarshal(op.Out, &o.Flag)
 	case "set":
 		if len(op.Out) > 0 {
@@ -156,6 +161,9 @@ func (op *Op) Input() Input {
 	in := Input{Kind: op.Kind}
 	if op.In != nil {
 		in.Value = *op.In
+	}
+	if op.Expect != nil {
+		in.Expect = *op.Expect
 	}
 	if op.By != nil {
 		in.By = *op.By

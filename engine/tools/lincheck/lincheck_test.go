@@ -33,6 +33,17 @@ func TestLinearizableHistories(t *testing.T) {
 			`{"client":0,"key":"a","op":"setnx","in":"y","out":true,"start":14,"end":15}`,
 			`{"client":0,"key":"a","op":"set","in":"z","start":16,"end":17}`,
 			`{"client":0,"key":"a","op":"get","out":"z","start":18,"end":19}`,
+			`{"client":0,"key":"a","op":"cas","expect":"q","in":"w","out":false,"start":20,"end":21}`,
+			`{"client":0,"key":"a","op":"cas","expect":"z","in":"w","out":true,"start":22,"end":23}`,
+			`{"client":0,"key":"a","op":"get","out":"w","start":24,"end":25}`,
+			`{"client":0,"key":"b","op":"cas","expect":"","in":"w","out":false,"start":26,"end":27}`,
+		},
+		// Two concurrent CASes from one value: one swaps, the other then fails.
+		"concurrent cas": {
+			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
+			`{"client":1,"key":"a","op":"cas","expect":"1","in":"2","out":false,"start":2,"end":10}`,
+			`{"client":2,"key":"a","op":"cas","expect":"1","in":"3","out":true,"start":3,"end":9}`,
+			`{"client":0,"key":"a","op":"get","out":"3","start":11,"end":12}`,
 		},
 		// A read concurrent with a write may see either value.
 		"concurrent read": {
@@ -116,6 +127,15 @@ func TestViolations(t *testing.T) {
 			`{"client":1,"key":"a","op":"del","start":2,"end":3}`,
 			`{"client":0,"key":"a","op":"get","out":"1","start":4,"end":5}`,
 		},
+		"two cas from one value both swap": {
+			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
+			`{"client":1,"key":"a","op":"cas","expect":"1","in":"2","out":true,"start":2,"end":10}`,
+			`{"client":2,"key":"a","op":"cas","expect":"1","in":"3","out":true,"start":3,"end":9}`,
+		},
+		"cas that fails on the value it expects": {
+			`{"client":0,"key":"a","op":"set","in":"1","start":0,"end":1}`,
+			`{"client":1,"key":"a","op":"cas","expect":"1","in":"2","out":false,"start":2,"end":3}`,
+		},
 		"read of a value never written": {
 			`{"client":0,"key":"a","op":"get","out":"ghost","start":0,"end":1}`,
 		},
@@ -129,7 +149,7 @@ func TestViolations(t *testing.T) {
 		if _, _, err := Visualize(ops, r.Illegal, html); err != nil {
 			t.Fatalf("%s: visualize: %v", name, err)
 		}
-		if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "a incr") && !strings.Contains(string(b), "a get") && !strings.Contains(string(b), "a setnx") {
+		if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "a incr") && !strings.Contains(string(b), "a get") && !strings.Contains(string(b), "a setnx") && !strings.Contains(string(b), "a cas") {
 			t.Errorf("%s: visualization lacks the operations (%v, %d bytes)", name, err, len(b))
 		}
 	}
@@ -140,7 +160,10 @@ func TestBadHistories(t *testing.T) {
 	for want, text := range map[string]string{
 		"want the header":                 `{"x":1}`,
 		"empty history":                   ``,
-		"is not one of":                   HistoryHeader + "\n" + `{"client":0,"key":"a","op":"cas","start":0,"end":1}`,
+		"is not one of":                   HistoryHeader + "\n" + `{"client":0,"key":"a","op":"swap","start":0,"end":1}`,
+		"field expect must be given":      HistoryHeader + "\n" + `{"client":0,"key":"a","op":"cas","in":"x","out":true,"start":0,"end":1}`,
+		"field expect must be absent":     HistoryHeader + "\n" + `{"client":0,"key":"a","op":"set","in":"x","expect":"y","start":0,"end":1}`,
+		"cas: out":                        HistoryHeader + "\n" + `{"client":0,"key":"a","op":"cas","in":"x","expect":"y","out":1,"start":0,"end":1}`,
 		"unknown field":                   HistoryHeader + "\n" + `{"client":0,"key":"a","op":"get","out":null,"start":0,"end":1,"x":2}`,
 		"want 0 <= start <= end":          HistoryHeader + "\n" + `{"client":0,"key":"a","op":"get","out":null,"start":5,"end":1}`,
 		"field in must be given":          HistoryHeader + "\n" + `{"client":0,"key":"a","op":"set","start":0,"end":1}`,

@@ -38,6 +38,11 @@ func step(state, input, output any) (bool, any) {
 			return !out.Known || !out.Flag, s
 		}
 		return !out.Known || out.Flag, register{true, in.Value}
+	case "cas": // swaps only when the key holds the expected value (an absent key never does)
+		if s.present && s.value == in.Expect {
+			return !out.Known || out.Flag, register{true, in.Value}
+		}
+		return !out.Known || !out.Flag, s
 	case "del":
 		removed := int64(0)
 		if s.present {
@@ -79,6 +84,8 @@ var kvModel = porcupine.Model{
 			arg = fmt.Sprintf("(%q)", clip(c.In.Value))
 		case "incr":
 			arg = fmt.Sprintf("(%+d)", c.In.By)
+		case "cas":
+			arg = fmt.Sprintf("(%q -> %q)", clip(c.In.Expect), clip(c.In.Value))
 		}
 		res := "?"
 		if out.Known {
@@ -90,7 +97,7 @@ var kvModel = porcupine.Model{
 				}
 			case "incr", "del":
 				res = strconv.FormatInt(out.Int, 10)
-			case "setnx":
+			case "setnx", "cas":
 				res = strconv.FormatBool(out.Flag)
 			case "set":
 				res = "OK"

@@ -3,7 +3,8 @@
 # namespace, so all nodes share rxe0 and its IP, each with its own rdma_cm port), then rdx-bench over verbs:
 # single-key YCSB with every acknowledged write read back, and SmallBank with the strict-serializability checker.
 # Then, for every replication protocol rdxd registers, a cluster of it (no transaction protocol) and rdx-bench kv
-# with its history checked per key for linearizability (rdx-lincheck, Porcupine), reads spread over every member.
+# with its history checked per key for linearizability (rdx-lincheck, Porcupine), reads and writes spread over every
+# member; a protocol that offers read-modify-writes also runs FAA and compare-and-set (--write-mix set,incr,cas).
 # Prints the transport metrics that prove the traffic went over verbs. Emulated RDMA is slow: small loads.
 set -uo pipefail
 dir=/tmp/rdx-cluster
@@ -66,14 +67,18 @@ cleanup
 # Every registered replication protocol over verbs: single-key operations only (txn none), history checked.
 protocols=$("$RDX_BIN/rdxd" --list | awk '/^replication:/ {f = 1; next} /^[^ ]/ {f = 0} f {print $1}')
 [ -n "$protocols" ] || { echo "rdxd --list names no replication protocol"; exit 1; }
+rmw=$("$RDX_BIN/rdxd" --list --json | awk -F'"' '/"name":/ {n = $4} /"ops": "read-modify-write"/ {print n}')
+grep -qx primary-backup <<<"$rmw" || { echo "rdxd --list --json names no read-modify-write protocol"; exit 1; }
 for p in $protocols; do
+  mix=set
+  grep -qx "$p" <<<"$rmw" && mix=set,incr,cas
   echo "--- replication $p over verbs: rdx-bench kv --history (linearizability per key) ---"
   topology "$p" none
   start "-$p"
   wait_ready || { rc=1; cleanup; continue; }
   "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --threads 1 --outstanding 8 --keys 20 --load --duration 10 \
-    --warmup 1 --read-from any --write-to any --history "$RESULTS/cluster-kv-$p.history" --json "$RESULTS/cluster-kv-$p.json" \
-    --connect-timeout 120 || { echo "replication $p: rdx-bench kv --history failed"; rc=1; }
+    --warmup 1 --read-from any --write-to any --write-mix "$mix" --history "$RESULTS/cluster-kv-$p.history" \
+    --json "$RESULTS/cluster-kv-$p.json" --connect-timeout 120 || { echo "replication $p: rdx-bench kv --history failed"; rc=1; }
   cleanup
 done
 exit $rc
