@@ -6,12 +6,13 @@ checked: see replication/README.md). Writes that raised are recorded with an unk
 applied); a planted fault must be caught."""
 import json
 import os
+import re
 import time
 
 import pytest
 import redis
 
-from conftest import registered_entries
+from conftest import registered_entries, run
 from kvhistory import KvRecorder, lincheck
 
 KEYS = [f"k:{i}" for i in range(4)]
@@ -138,3 +139,23 @@ def test_commands_a_protocol_does_not_offer_are_refused_and_change_nothing(clust
             call()
     assert r.get("k") == b"1" and r.get("a") is None
     assert r.delete("k") == 1 and r.get("k") is None
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_redis_benchmark_through_every_node(cluster, protocol):
+    """redis-benchmark -t set,get,incr against each member in turn (set,get where the protocol offers no INCR):
+    every test reports a rate, nothing errs, and INCR counted exactly: the counter equals the INCRs sent."""
+    up(cluster, protocol)
+    tests = "set,get" if read_write_only(protocol) else "set,get,incr"
+    n = 3000
+    for node in NODES:
+        p = run(["redis-benchmark", "-p", str(cluster.node(node)["redis_port"]), "-t", tests, "-n", str(n), "-P", "8",
+                 "-c", "20", "--csv"], timeout=180)
+        rows = {m.group(1): float(m.group(2)) for m in re.finditer(r'^"(\w+)","([\d.]+)"', p.stdout, re.M)}
+        print(protocol, node, rows)
+        assert set(rows) == set(tests.upper().split(",")) and all(v > 0 for v in rows.values()), p.stdout + p.stderr
+        assert "ERR" not in p.stdout and "WARN" not in p.stderr, p.stdout + p.stderr
+    r = redis.Redis(port=cluster.node("n2")["redis_port"], socket_timeout=10)
+    assert len(r.get("key:__rand_int__")) == 3
+    if not read_write_only(protocol):
+        assert int(r.get("counter:__rand_int__")) == n * len(NODES)
