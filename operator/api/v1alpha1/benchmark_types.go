@@ -43,6 +43,7 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.locality) || self.workload.type != 'kv'",message="locality switches apply to transactional workloads only",fieldPath=".locality"
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !self.sweep.parameter.contains('.') || self.sweep.parameter.startsWith('locality.') || self.sweep.parameter.startsWith(self.workload.type + '.')",messageExpression="'sweep.parameter ' + self.sweep.parameter + ' is not a parameter of the ' + self.workload.type + ' workload'",fieldPath=".sweep.parameter"
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.workload.type != 'kv' || !(self.sweep.parameter == 'coroutines' || self.sweep.parameter.startsWith('locality.'))",message="the kv workload sweeps kv.* parameters only",fieldPath=".sweep.parameter"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.kv) || !has(self.workload.kv.check) || self.workload.kv.check != 'linearizability' || ((!has(self.phases) || 'load' in self.phases) && (!has(self.verify) || self.verify))",message="kv.check linearizability needs verify true and the load phase: the run Job loads the keys itself so that its history holds every write",fieldPath=".workload.kv.check"
 type BenchmarkSpec struct {
 	// targets are the TxClusters (same namespace) the workload runs against, one after the other; a report compares
 	// them (e.g. the same workload on clusters with different protocols). Each must be Ready before its Jobs start.
@@ -81,8 +82,8 @@ type BenchmarkSpec struct {
 
 	// verify checks every run: transactional workloads record the history and check it for strict
 	// serializability, plus the workload's invariant (SmallBank's exact total balance, TATP's referential
-	// integrity) when the data was loaded by this Benchmark; kv reads back every acknowledged write. The verdict
-	// goes to status.checker.
+	// integrity) when the data was loaded by this Benchmark; kv reads back every acknowledged write, or checks
+	// the run's history for linearizability (workload.kv.check). The verdict goes to status.checker.
 	// +optional
 	// +kubebuilder:default=true
 	Verify *bool `json:"verify,omitempty"`
@@ -325,8 +326,24 @@ type KVParams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	Outstanding int32 `json:"outstanding,omitempty"`
-	KeyAccess   `json:",inline"`
+	// check is what verify checks of a kv run: acknowledgedWrites reads back every write acknowledged during the
+	// run; linearizability records every operation and checks the history per key with rdx-lincheck (Porcupine),
+	// so the run Job loads the keys itself (the history must hold every write) and no separate load Job runs.
+	// Keep keys small (tens) for linearizability, so that operations on each key overlap.
+	// +optional
+	// +kubebuilder:default=acknowledgedWrites
+	// +kubebuilder:validation:Enum=acknowledgedWrites;linearizability
+	Check     KVCheck `json:"check,omitempty"`
+	KeyAccess `json:",inline"`
 }
+
+// KVCheck is what verify checks of a kv run.
+type KVCheck string
+
+const (
+	KVCheckAcknowledgedWrites KVCheck = "acknowledgedWrites"
+	KVCheckLinearizability    KVCheck = "linearizability"
+)
 
 // SweepSpec repeats the run over the values of one parameter; each value replaces the spec's value of that
 // parameter for its run.
@@ -463,8 +480,8 @@ type CheckerResult struct {
 	// verdict: Pass (the history satisfies the model), Fail (it does not; see message) or Skipped (verify false).
 	// +kubebuilder:validation:Enum=Pass;Fail;Skipped
 	Verdict string `json:"verdict"`
-	// model checked: strict-serializability (transactions) or acknowledged-writes (kv: every acknowledged write
-	// is read back).
+	// model checked: strict-serializability (transactions), acknowledged-writes (kv: every acknowledged write
+	// is read back) or linearizability (kv with check linearizability: per key).
 	// +optional
 	Model string `json:"model,omitempty"`
 	// checked is the number of transactions (or acknowledged writes) checked.

@@ -64,6 +64,14 @@ var benchCases = []struct{ name, objName, spec, want string }{
 		"ogp.gets and ogp.puts cannot both be 0"},
 	{"ogp keys fewer than a transaction needs", "b", `{targets: [{name: db}], workload: {type: ogp, ogp: {keys: 3, gets: 4, puts: 2}}}`,
 		"ogp.keys must cover the distinct keys of one transaction"},
+	{"linearizability without the load phase", "b",
+		`{targets: [{name: db}], workload: {type: kv, kv: {check: linearizability}}, phases: [run]}`,
+		"kv.check linearizability needs verify true and the load phase"},
+	{"linearizability without verify", "b",
+		`{targets: [{name: db}], workload: {type: kv, kv: {check: linearizability}}, verify: false}`,
+		"kv.check linearizability needs verify true and the load phase"},
+	{"unknown kv check", "b", `{targets: [{name: db}], workload: {type: kv, kv: {check: serializability}}}`,
+		`Unsupported value: "serializability"`},
 	{"duration too long", "b", `{targets: [{name: db}], workload: {type: kv}, duration: 25h}`,
 		"duration must be between 1s and 24h"},
 }
@@ -90,6 +98,7 @@ func TestBenchmarkAcceptedWithDefaults(t *testing.T) {
 		"ogp":       `{targets: [{name: db}], workload: {type: ogp, ogp: {gets: 4, puts: 0}}, sweep: {parameter: ogp.puts, values: ["0", "2"]}}`,
 		"kv-theta":  `{targets: [{name: db}], workload: {type: kv, kv: {distribution: zipfian}}, sweep: {parameter: kv.theta, values: ["0.5", "0.99"]}}`,
 		"ycsb":      `{targets: [{name: db}], workload: {type: ycsb}, sweep: {parameter: ycsb.workload, values: ["A", "C"]}, phases: [run], verify: false}`,
+		"kv-lin":    `{targets: [{name: db}], workload: {type: kv, kv: {keys: 16, check: linearizability}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := object(t, "Benchmark", name, spec)

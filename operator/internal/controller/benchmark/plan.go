@@ -37,12 +37,13 @@ func plan(b *rdxv1.Benchmark) []step {
 		}
 	}
 	perPoint := reloadsPerPoint(b)
+	load := hasPhase(b, rdxv1.BenchmarkLoad) && !runLoads(&b.Spec)
 	for t := range b.Spec.Targets {
-		if hasPhase(b, rdxv1.BenchmarkLoad) && !perPoint {
+		if load && !perPoint {
 			steps = append(steps, step{phase: rdxv1.BenchmarkLoad, target: t, point: -1})
 		}
 		for _, p := range points {
-			if hasPhase(b, rdxv1.BenchmarkLoad) && perPoint {
+			if load && perPoint {
 				steps = append(steps, step{phase: rdxv1.BenchmarkLoad, target: t, point: p})
 			}
 			if hasPhase(b, rdxv1.BenchmarkRun) {
@@ -51,6 +52,13 @@ func plan(b *rdxv1.Benchmark) []step {
 		}
 	}
 	return steps
+}
+
+// runLoads tells whether each run Job loads the data itself: a kv run checked for linearizability records a
+// history that must hold every write of its keys (admission requires the load phase and verify for it).
+func runLoads(spec *rdxv1.BenchmarkSpec) bool {
+	return spec.Workload.Type == rdxv1.WorkloadKV && spec.Workload.KV != nil &&
+		spec.Workload.KV.Check == rdxv1.KVCheckLinearizability && ptr.Deref(spec.Verify, true)
 }
 
 // reloadsPerPoint tells whether the swept parameter changes what the load writes.
@@ -184,7 +192,8 @@ func fillWorkloadDefaults(w *rdxv1.WorkloadSpec) {
 	case rdxv1.WorkloadYCSB:
 		w.YCSB = cmp.Or(w.YCSB, &rdxv1.YCSBParams{Workload: "A", Records: 100000, OperationsPerTransaction: 4, ValueSize: 100})
 	case rdxv1.WorkloadKV:
-		w.KV = cmp.Or(w.KV, &rdxv1.KVParams{Keys: 100000, ReadPercent: 50, ValueSize: 32, Threads: 2, Outstanding: 16})
+		w.KV = cmp.Or(w.KV, &rdxv1.KVParams{Keys: 100000, ReadPercent: 50, ValueSize: 32, Threads: 2, Outstanding: 16,
+			Check: rdxv1.KVCheckAcknowledgedWrites})
 	}
 }
 
@@ -269,7 +278,10 @@ func benchArgs(spec *rdxv1.BenchmarkSpec, s step, ledgerBase *int64) []string {
 	args = append(args, "--duration", strconv.FormatFloat(runDuration(spec).Seconds(), 'f', -1, 64))
 	verify := ptr.Deref(spec.Verify, true)
 	if kv {
-		if verify {
+		switch {
+		case runLoads(spec):
+			args = append(args, "--load", "--history", historyFile)
+		case verify:
 			args = append(args, "--verify-acked")
 		}
 		return args

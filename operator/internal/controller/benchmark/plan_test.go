@@ -113,3 +113,32 @@ func TestPlanReloadsForDataShapingSweeps(t *testing.T) {
 		t.Errorf("steps %s", got)
 	}
 }
+
+// TestLinearizabilityRunsLoadThemselves: a kv run checked for linearizability loads the keys in its own Job (the
+// history must hold every write), so no load Job runs; a kv run checking acknowledged writes reads them back.
+func TestLinearizabilityRunsLoadThemselves(t *testing.T) {
+	b := &rdxv1.Benchmark{Spec: rdxv1.BenchmarkSpec{
+		Targets: []rdxv1.TargetReference{{Name: "db"}},
+		Workload: rdxv1.WorkloadSpec{Type: rdxv1.WorkloadKV,
+			KV: &rdxv1.KVParams{Keys: 16, ReadPercent: 50, ValueSize: 32, Threads: 1, Outstanding: 4, Check: rdxv1.KVCheckLinearizability}},
+		Phases: []rdxv1.BenchmarkPhaseName{rdxv1.BenchmarkLoad, rdxv1.BenchmarkRun},
+	}}
+	b.Name = "lin"
+	steps := plan(b)
+	if len(steps) != 1 || steps[0].jobName(b) != "lin-t0-run-1" {
+		t.Fatalf("steps %+v", steps)
+	}
+	args := strings.Join(benchArgs(&b.Spec, steps[0], nil), " ")
+	if !strings.Contains(args, "--load --history /var/lib/rdx-bench/history.jsonl") || strings.Contains(args, "--verify-acked") {
+		t.Errorf("args %q", args)
+	}
+	b.Spec.Workload.KV.Check = rdxv1.KVCheckAcknowledgedWrites
+	steps = plan(b)
+	if len(steps) != 2 {
+		t.Fatalf("steps %+v", steps)
+	}
+	if args := strings.Join(benchArgs(&b.Spec, steps[1], nil), " "); !strings.Contains(args, "--verify-acked") ||
+		strings.Contains(args, "--history") || strings.Contains(args, "--load") {
+		t.Errorf("args %q", args)
+	}
+}
