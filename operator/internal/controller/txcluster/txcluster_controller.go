@@ -259,7 +259,9 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 	}
 	var stale, kept []corev1.Pod
 	for _, p := range obs.pods {
-		if p.DeletionTimestamp == nil && !runsCurrent(&p, obs.restartHash) {
+		// A pod that carries the legacy hash is adopted, never restarted: it may have got it after adoptLegacyPods
+		// looked (a patch above returns the pod as the server has it now).
+		if p.DeletionTimestamp == nil && !runsCurrent(&p, obs.restartHash) && !legacy(&p, obs) {
 			stale = append(stale, p)
 		} else {
 			kept = append(kept, p)
@@ -289,12 +291,15 @@ func (r *Reconciler) reconcilePods(ctx context.Context, c *rdxv1.TxCluster, obs 
 // file (Topology.LegacyRestartHash): they run exactly that file, so they are not restarted together; the
 // StatefulSet rolls them to the new template one at a time instead.
 func (r *Reconciler) adoptLegacyPods(ctx context.Context, obs *observation) error {
-	if obs.legacyHash == "" || obs.legacyHash == obs.restartHash {
-		return nil
-	}
 	return r.annotatePods(ctx, obs, engine.AnnotationRestartHash, obs.restartHash, func(p *corev1.Pod) bool {
-		return p.Annotations[engine.AnnotationRestartHash] == obs.legacyHash
+		return legacy(p, obs)
 	})
+}
+
+// legacy tells whether the pod carries an older operator's restart hash of the current file (adoptLegacyPods).
+func legacy(p *corev1.Pod, obs *observation) bool {
+	return obs.legacyHash != "" && obs.legacyHash != obs.restartHash &&
+		p.Annotations[engine.AnnotationRestartHash] == obs.legacyHash
 }
 
 // annotatePods sets annotation key to value on every pod of obs that `want` selects and does not have it yet (the
