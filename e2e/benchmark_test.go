@@ -246,6 +246,25 @@ duration: 4s, sweep: {parameter: coroutines, values: ["1", "4"]}, resources: {re
 	})
 }
 
+// linearizabilityBenchmark runs a kv Benchmark checked for linearizability against c: its run Job loads the keys
+// itself, records every operation and checks the history per key with rdx-lincheck (in the engine image).
+func linearizabilityBenchmark(t *testing.T, env *framework.Env, c *cluster) {
+	name := c.name + "-lin"
+	env.Step(t, "Benchmark %s: kv against %s, checked for linearizability (workload.kv.check)", name, c.name)
+	b := benchmarkObject(t, c.ns, fmt.Sprintf(`{targets: [{name: %s}], workload: {type: kv, kv: {keys: 16, threads: 1,
+outstanding: 4, check: linearizability}}, duration: 5s, resources: {requests: {cpu: 100m, memory: 128Mi}}}`, c.name), name)
+	if _, err := env.Dynamic.Resource(framework.Benchmarks).Namespace(c.ns).Create(framework.Ctx(t), b, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create Benchmark %s: %v", name, err)
+	}
+	st := waitBench(t, env, c.ns, name, "Succeeded")
+	if st.Checker == nil || st.Checker.Verdict != "Pass" || st.Checker.Model != "linearizability" ||
+		st.Checker.Checked < 1000 || st.Checker.Violations != 0 || len(st.Results) != 1 {
+		t.Fatalf("checker %+v, results %+v", st.Checker, st.Results)
+	}
+	env.Logf(t, "%s: %d %s, p99 %s; checker %s (%s, %d operations checked)", name, st.Results[0].Throughput,
+		st.Results[0].Unit, st.Results[0].P99, st.Checker.Verdict, st.Checker.Model, st.Checker.Checked)
+}
+
 // targetLostMidRun: the target TxCluster is deleted while a run goes on; the Benchmark ends Failed with
 // rdx-bench's error in its Ready condition.
 func targetLostMidRun(t *testing.T, env *framework.Env, ns string) {

@@ -58,6 +58,7 @@ func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, p
 		for _, check := range res.Checks {
 			env.Logf(t, "ok: %s (%.2fs)", check, res.Seconds)
 		}
+		linearizabilityBenchmark(t, env, c)
 	}
 	underLoad(t, env, c, run+protocol, "deleting a "+protocol+" member's pod", func() {
 		deletePod(t, env, c, fmt.Sprintf("%s-s0-1", c.name), "a "+protocol+" member")

@@ -112,10 +112,14 @@ build_engine() {
     log "SKIPPING the engine image: ${missing[*]} not built in $ENGINE_BIN_DIR (run 'make engine' first)"
     return 0
   fi
+  # rdx-lincheck (Go): rdx-bench runs it next to itself for kv histories (Benchmark kv.check linearizability).
+  log "go build engine/tools/lincheck"
+  (cd "$RDX_ROOT/engine/tools/lincheck" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$ENGINE_BIN_DIR/rdx-lincheck" .) \
+    || die "go build engine/tools/lincheck failed"
   build_base
   build_image "$ENGINE_IMAGE" "$RDX_ROOT/images/engine/Containerfile" "$ENGINE_RELEASE_DIR"
   check_image_runs "$ENGINE_IMAGE" /bin/sh \
-    '! ldd /usr/local/bin/rdxd /usr/local/bin/rdx-bench | grep "not found" && test -e /usr/lib/x86_64-linux-gnu/libibverbs.so.1'
+    '! ldd /usr/local/bin/rdxd /usr/local/bin/rdx-bench | grep "not found" && test -e /usr/lib/x86_64-linux-gnu/libibverbs.so.1 && /usr/local/bin/rdx-lincheck --help 2>&1 | grep -q history
   deliver "$ENGINE_IMAGE"
 }
 
