@@ -119,7 +119,7 @@ build_engine() {
   build_base
   build_image "$ENGINE_IMAGE" "$RDX_ROOT/images/engine/Containerfile" "$ENGINE_RELEASE_DIR"
   check_image_runs "$ENGINE_IMAGE" /bin/sh \
-    '! ldd /usr/local/bin/rdxd /usr/local/bin/rdx-bench | grep "not found" && test -e /usr/lib/x86_64-linux-gnu/libibverbs.so.1 && /usr/local/bin/rdx-lincheck --help 2>&1 | grep -q history
+    '! ldd /usr/local/bin/rdxd /usr/local/bin/rdx-bench | grep "not found" && test -e /usr/lib/x86_64-linux-gnu/libibverbs.so.1 && /usr/local/bin/rdx-lincheck --help 2>&1 | grep -q history'
   deliver "$ENGINE_IMAGE"
 }
 

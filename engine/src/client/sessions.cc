@@ -18,7 +18,9 @@ Sessions::~Sessions() {
 
 Status Sessions::check_session(uint32_t s) const {
   if (s >= count())
-    return error(Code::kInvalidArgument, "session {} out of range (this client has 0..{})", s, count() - 1);
+    return count() == 0
+               ? error(Code::kInvalidArgument, "session {} out of range (this client has no sessions)", s)
+               : error(Code::kInvalidArgument, "session {} out of range (this client has 0..{})", s, count() - 1);
   return Status::ok();
 }
 
