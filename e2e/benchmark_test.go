@@ -246,13 +246,15 @@ duration: 4s, sweep: {parameter: coroutines, values: ["1", "4"]}, resources: {re
 	})
 }
 
-// linearizabilityBenchmark runs a kv Benchmark checked for linearizability against c: its run Job loads the keys
-// itself, records every operation and checks the history per key with rdx-lincheck (in the engine image).
+// linearizabilityBenchmark runs a kv Benchmark checked for linearizability against c: PUTs, FAAs and CASes (c's
+// protocol must offer read-modify-writes); its run Job loads the keys itself, records every operation and checks
+// the history per key with rdx-lincheck (in the engine image).
 func linearizabilityBenchmark(t *testing.T, env *framework.Env, c *cluster) {
 	name := c.name + "-lin"
-	env.Step(t, "Benchmark %s: kv against %s, checked for linearizability (workload.kv.check)", name, c.name)
+	env.Step(t, "Benchmark %s: kv with set, incr and cas against %s, checked for linearizability (workload.kv.check)", name, c.name)
 	b := benchmarkObject(t, c.ns, fmt.Sprintf(`{targets: [{name: %s}], workload: {type: kv, kv: {keys: 16, threads: 1,
-outstanding: 4, check: linearizability}}, duration: 5s, resources: {requests: {cpu: 100m, memory: 128Mi}}}`, c.name), name)
+outstanding: 4, writeMix: [set, incr, cas], check: linearizability}}, duration: 5s,
+resources: {requests: {cpu: 100m, memory: 128Mi}}}`, c.name), name)
 	if _, err := env.Dynamic.Resource(framework.Benchmarks).Namespace(c.ns).Create(framework.Ctx(t), b, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Benchmark %s: %v", name, err)
 	}

@@ -326,6 +326,16 @@ type KVParams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	Outstanding int32 `json:"outstanding,omitempty"`
+	// writeMix lists the kinds of writes a run draws from, uniformly: set (PUT), incr (fetch-and-add 1) and cas
+	// (compare-and-set expecting the value the client last saw of the key). With incr, values are decimal integers
+	// and valueSize does not apply. A target whose replication protocol offers reads and plain writes only (abd)
+	// refuses incr and cas: the run fails with UNSUPPORTED errors.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={set}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	WriteMix []KVWriteKind `json:"writeMix,omitempty"`
 	// check is what verify checks of a kv run: acknowledgedWrites reads back every write acknowledged during the
 	// run; linearizability records every operation and checks the history per key with rdx-lincheck (Porcupine),
 	// so the run Job loads the keys itself (the history must hold every write) and no separate load Job runs.
@@ -336,6 +346,10 @@ type KVParams struct {
 	Check     KVCheck `json:"check,omitempty"`
 	KeyAccess `json:",inline"`
 }
+
+// KVWriteKind is one kind of write of the kv workload.
+// +kubebuilder:validation:Enum=set;incr;cas
+type KVWriteKind string
 
 // KVCheck is what verify checks of a kv run.
 type KVCheck string

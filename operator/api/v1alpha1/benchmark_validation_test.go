@@ -70,6 +70,10 @@ var benchCases = []struct{ name, objName, spec, want string }{
 	{"linearizability without verify", "b",
 		`{targets: [{name: db}], workload: {type: kv, kv: {check: linearizability}}, verify: false}`,
 		"kv.check linearizability needs verify true and the load phase"},
+	{"unknown kv write kind", "b", `{targets: [{name: db}], workload: {type: kv, kv: {writeMix: [set, append]}}}`,
+		`Unsupported value: "append"`},
+	{"repeated kv write kind", "b", `{targets: [{name: db}], workload: {type: kv, kv: {writeMix: [set, set]}}}`,
+		"Duplicate value"},
 	{"unknown kv check", "b", `{targets: [{name: db}], workload: {type: kv, kv: {check: serializability}}}`,
 		`Unsupported value: "serializability"`},
 	{"duration too long", "b", `{targets: [{name: db}], workload: {type: kv}, duration: 25h}`,
@@ -98,7 +102,7 @@ func TestBenchmarkAcceptedWithDefaults(t *testing.T) {
 		"ogp":       `{targets: [{name: db}], workload: {type: ogp, ogp: {gets: 4, puts: 0}}, sweep: {parameter: ogp.puts, values: ["0", "2"]}}`,
 		"kv-theta":  `{targets: [{name: db}], workload: {type: kv, kv: {distribution: zipfian}}, sweep: {parameter: kv.theta, values: ["0.5", "0.99"]}}`,
 		"ycsb":      `{targets: [{name: db}], workload: {type: ycsb}, sweep: {parameter: ycsb.workload, values: ["A", "C"]}, phases: [run], verify: false}`,
-		"kv-lin":    `{targets: [{name: db}], workload: {type: kv, kv: {keys: 16, check: linearizability}}}`,
+		"kv-lin":    `{targets: [{name: db}], workload: {type: kv, kv: {keys: 16, writeMix: [set, incr, cas], check: linearizability}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := object(t, "Benchmark", name, spec)

@@ -193,7 +193,7 @@ func fillWorkloadDefaults(w *rdxv1.WorkloadSpec) {
 		w.YCSB = cmp.Or(w.YCSB, &rdxv1.YCSBParams{Workload: "A", Records: 100000, OperationsPerTransaction: 4, ValueSize: 100})
 	case rdxv1.WorkloadKV:
 		w.KV = cmp.Or(w.KV, &rdxv1.KVParams{Keys: 100000, ReadPercent: 50, ValueSize: 32, Threads: 2, Outstanding: 16,
-			Check: rdxv1.KVCheckAcknowledgedWrites})
+			WriteMix: []rdxv1.KVWriteKind{"set"}, Check: rdxv1.KVCheckAcknowledgedWrites})
 	}
 }
 
@@ -250,6 +250,13 @@ func kvArgs(p *rdxv1.KVParams) []string {
 		"--value-size", itoa(int64(p.ValueSize)),
 		"--threads", itoa(int64(p.Threads)),
 		"--outstanding", itoa(int64(p.Outstanding)),
+	}
+	if len(p.WriteMix) > 0 && !slices.Equal(p.WriteMix, []rdxv1.KVWriteKind{"set"}) {
+		mix := make([]string, len(p.WriteMix))
+		for i, k := range p.WriteMix {
+			mix[i] = string(k)
+		}
+		args = append(args, "--write-mix", strings.Join(mix, ","))
 	}
 	if p.Distribution != "" {
 		args = append(args, "--dist", p.Distribution)

@@ -129,7 +129,12 @@ func TestLinearizabilityRunsLoadThemselves(t *testing.T) {
 		t.Fatalf("steps %+v", steps)
 	}
 	args := strings.Join(benchArgs(&b.Spec, steps[0], nil), " ")
-	if !strings.Contains(args, "--load --history /var/lib/rdx-bench/history.jsonl") || strings.Contains(args, "--verify-acked") {
+	if !strings.Contains(args, "--load --history /var/lib/rdx-bench/history.jsonl") || strings.Contains(args, "--verify-acked") ||
+		strings.Contains(args, "--write-mix") {
+		t.Errorf("args %q", args)
+	}
+	b.Spec.Workload.KV.WriteMix = []rdxv1.KVWriteKind{"set", "incr", "cas"}
+	if args := strings.Join(benchArgs(&b.Spec, steps[0], nil), " "); !strings.Contains(args, "--write-mix set,incr,cas") {
 		t.Errorf("args %q", args)
 	}
 	b.Spec.Workload.KV.Check = rdxv1.KVCheckAcknowledgedWrites
