@@ -46,6 +46,7 @@ func underLoad(t *testing.T, env *framework.Env, c *cluster, run, what string, c
 	if res.MaxGapSeconds > maxWritePause.Seconds() {
 		t.Errorf("during %s writes stopped for %.2fs (from %.1fs into the load), more than %s", what, res.MaxGapSeconds,
 			res.GapStartSeconds, maxWritePause)
+		env.Dump(t, c.ns) // now, while the pods whose logs explain the pause still run
 	}
 }
 

@@ -45,6 +45,7 @@ run_suite() {
   local artifacts=${RDX_E2E_ARTIFACTS:-$RDX_ROOT/_out/e2e} client_image
   client_image=$(bash "$RDX_ROOT/hack/images.sh" e2e-client | tail -n 1)
   mkdir -p "$artifacts"
+  rm -f "$artifacts/e2e-diagnostics.txt"  # the suite appends to it
   log "go test ./... in e2e/ against $KUBECONFIG (client image $client_image); log: $artifacts/e2e.log"
   (
     cd "$RDX_ROOT/e2e"

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ var TxClusters = schema.GroupVersionResource{Group: "rdx.dev", Version: "v1alpha
 // Benchmarks is the Benchmark resource.
 var Benchmarks = schema.GroupVersionResource{Group: "rdx.dev", Version: "v1alpha1", Resource: "benchmarks"}
 
-const dumpLogLines = 80
+const dumpLogLines = 200
 
 // Dump writes what explains a failure: for each namespace its events, TxClusters, pods (state and the last log
 // lines of every container, also of the previous instance after a restart), and the operator's logs. It goes to
@@ -39,9 +40,16 @@ func (e *Env) Dump(t *testing.T, namespaces ...string) {
 	}
 	t.Logf("===== DIAGNOSTICS =====\n%s===== END DIAGNOSTICS =====", b.String())
 	if e.ArtifactsDir != "" {
+		// Appended: a step may dump while the pods that explain its failure still exist, before the final dump.
 		path := filepath.Join(e.ArtifactsDir, "e2e-diagnostics.txt")
 		if err := os.MkdirAll(e.ArtifactsDir, 0o755); err == nil {
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err == nil {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err == nil {
+				fmt.Fprintf(f, "\n===== %s: diagnostics of %s =====\n", time.Now().Format("15:04:05"), t.Name())
+				_, err = f.Write(b.Bytes())
+				err = errors.Join(err, f.Close())
+			}
+			if err == nil {
 				t.Logf("diagnostics also in %s", path)
 			}
 		}
