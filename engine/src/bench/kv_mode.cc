@@ -114,7 +114,9 @@ Task<Done> run_op(client::Client& c, ThreadState& st, const Options& o, KvOp& op
       r = co_await c.put(key, op.value, o.write_any);
     }
     op.end = wall_ns();
-    d.status = r.status, d.error = std::move(r.error), d.version = r.version;
+    d.status = r.status;
+    d.error = std::move(r.error);
+    d.version = r.version;
     d.completed = r.status == Code::kOk || (op.kind == KvKind::kGet && r.status == Code::kNotFound);
     d.keep = d.completed || (op.kind == KvKind::kSet && !client::Client::never_sent(r));
     op.found = r.status == Code::kOk;
@@ -122,12 +124,12 @@ Task<Done> run_op(client::Client& c, ThreadState& st, const Options& o, KvOp& op
     if (op.found) holds = op.value;
   } else {
     client::Rmw rmw =
-        op.kind == KvKind::kIncr
-            ? client::Rmw::add(op.by)
-            : client::Rmw{client::Rmw::Kind::kPut, client::Rmw::When::kIfEquals, true, 0, op.value, op.expect};
+        op.kind == KvKind::kIncr ? client::Rmw::add(op.by) : client::Rmw::compare_and_set(op.expect, op.value);
     client::WriteResult w = co_await c.write(key, std::move(rmw), o.write_any);
     op.end = wall_ns();
-    d.status = w.status, d.error = std::move(w.error), d.version = w.version;
+    d.status = w.status;
+    d.error = std::move(w.error);
+    d.version = w.version;
     d.completed = w.status == Code::kOk;
     const bool refused = w.status == Code::kUnsupported || w.status == Code::kInvalidArgument;
     d.keep = d.completed || (!refused && !client::Client::never_sent(w));
@@ -146,6 +148,13 @@ Task<Done> run_op(client::Client& c, ThreadState& st, const Options& o, KvOp& op
   }
   if (op.kind == KvKind::kSet || op.kind == KvKind::kIncr || (op.kind == KvKind::kCas && op.flag)) d.written = holds;
   co_return d;
+}
+
+// Records an acknowledged write (the newest version of the key) for the read-back (--verify-acked, --save-acked).
+void remember_acked(ThreadState& st, uint64_t key, const Done& d) {
+  if (!d.written) return;
+  Acked& a = st.acked[key];
+  if (d.version > a.version) a = Acked{d.version, hash_key(*d.written)};
 }
 
 // The next operation of a session: a read, or a write of a kind drawn from --write-mix.
@@ -181,10 +190,7 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
       spdlog::warn("first {} error of this thread ({}): {}", code_name(d.status), read ? "read" : "write", d.error);
     if (!d.completed) continue;  // throughput and latency count completed operations; errors are counted above
     st.progress.fetch_add(1, std::memory_order_relaxed);
-    if (d.written) {
-      Acked& a = st.acked[op.key];
-      if (d.version > a.version) a = Acked{d.version, hash_key(*d.written)};
-    }
+    remember_acked(st, op.key, d);
     if (t0 < start) continue;  // warm-up
     auto sec = static_cast<size_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - start).count());
     if (st.per_second.size() <= sec) st.per_second.resize(sec + 1);
@@ -218,8 +224,7 @@ Task<void> load_loop(client::Client& c, ThreadState& st, const Options& o, uint6
       if (st.errors[d.status]++ == 0) spdlog::warn("first {} error while loading: {}", code_name(d.status), d.error);
     } else {
       ++st.loaded;
-      Acked& a = st.acked[op.key];
-      if (d.version > a.version) a = Acked{d.version, hash_key(op.value)};
+      remember_acked(st, op.key, d);
     }
   }
   --st.active;

@@ -80,7 +80,7 @@ Task<Reply> Sessions::execute(const Request& r) {
       op = Rmw::add(r.delta);
       break;
     default:  // kWeakCas, kStrongCas (see sessions.h)
-      op = Rmw{Rmw::Kind::kPut, Rmw::When::kIfEquals, true, 0, r.value, r.expected};
+      op = Rmw::compare_and_set(r.expected, r.value);
       break;
   }
   WriteResult w = co_await client_.write(r.key, std::move(op), any_member_);

@@ -38,6 +38,10 @@ struct Rmw {
   static Rmw remove() { return Rmw{Kind::kDelete, When::kAlways, false, 0, {}, {}}; }
   static Rmw add(int64_t d) { return Rmw{Kind::kAdd, When::kAlways, false, d, {}, {}}; }
   static Rmw append(std::string v) { return Rmw{Kind::kAppend, When::kAlways, false, 0, std::move(v), {}}; }
+  // Writes `v` if the value is `expected` (an absent key never is); the result carries the value it found.
+  static Rmw compare_and_set(std::string expected, std::string v) {
+    return Rmw{Kind::kPut, When::kIfEquals, true, 0, std::move(v), std::move(expected)};
+  }
   // A plain overwrite: what a combined run of SETs may replace by its last value (replication/key_turns.h).
   bool is_blind_put() const { return kind == Kind::kPut && when == When::kAlways && !return_old; }
 
