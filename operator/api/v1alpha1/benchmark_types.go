@@ -328,8 +328,8 @@ type KVParams struct {
 	Outstanding int32 `json:"outstanding,omitempty"`
 	// writeMix lists the kinds of writes a run draws from, uniformly: set (PUT), incr (fetch-and-add 1) and cas
 	// (compare-and-set expecting the value the client last saw of the key). With incr, values are decimal integers
-	// and valueSize does not apply. A target whose replication protocol offers reads and plain writes only (abd)
-	// refuses incr and cas: the run fails with UNSUPPORTED errors.
+	// and valueSize does not apply. incr and cas need a target whose replication protocol offers read-modify-writes:
+	// against abd (reads and plain writes only) the Benchmark fails before any Job, with reason TargetUnsupported.
 	// +optional
 	// +listType=set
 	// +kubebuilder:default={set}

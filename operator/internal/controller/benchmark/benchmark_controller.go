@@ -9,6 +9,7 @@ package benchmark
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -151,6 +152,10 @@ func (r *Reconciler) start(ctx context.Context, b *rdxv1.Benchmark, st *rdxv1.Be
 		waitFor(st, "TargetNotReady", fmt.Sprintf("waiting for TxCluster %s to be Ready", ref.Name))
 		return ctrl.Result{}, nil
 	}
+	if why := unsupportedBy(&b.Spec, &c); why != "" {
+		fail(st, "TargetUnsupported", why)
+		return ctrl.Result{}, nil
+	}
 	spec, err := effectiveSpec(b, s)
 	if err != nil {
 		fail(st, "InvalidSweep", err.Error())
@@ -248,4 +253,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Watches(&rdxv1.TxCluster{}, targetToBenchmarks).
 		Complete(r)
+}
+
+// unsupportedBy says why target c cannot run the workload, "" when it can: a transactional workload needs a
+// transaction protocol, and incr and cas writes need a replication protocol that offers read-modify-writes (abd
+// offers reads and plain writes only). Refused before any Job starts, instead of a run failing on every operation.
+func unsupportedBy(spec *rdxv1.BenchmarkSpec, c *rdxv1.TxCluster) string {
+	if spec.Workload.Type != rdxv1.WorkloadKV {
+		if c.Spec.Transactions.Protocol == rdxv1.ProtocolNone {
+			return fmt.Sprintf("workload %s runs transactions and TxCluster %s runs none (transactions.protocol none)",
+				spec.Workload.Type, c.Name)
+		}
+		return ""
+	}
+	if kv := spec.Workload.KV; kv != nil && c.Spec.Replication.Protocol == rdxv1.ReplicationABD &&
+		(slices.Contains(kv.WriteMix, "incr") || slices.Contains(kv.WriteMix, "cas")) {
+		return fmt.Sprintf("kv.writeMix %v needs read-modify-writes, and TxCluster %s replicates with abd, which offers "+
+			"reads and plain writes only", kv.WriteMix, c.Name)
+	}
+	return ""
 }

@@ -177,6 +177,43 @@ func TestTargetNotFound(t *testing.T) {
 	}
 }
 
+// TestTargetUnsupported: a workload the target's protocols cannot run fails before any Job: transactions on a
+// TxCluster that runs none, incr and cas writes on one whose replication (abd) offers plain writes only.
+func TestTargetUnsupported(t *testing.T) {
+	ns := env.Namespace(t)
+	readyClusterOf(t, ns, "quorum", rdxv1.TxClusterSpec{
+		Replication:  rdxv1.ReplicationSpec{Protocol: rdxv1.ReplicationABD},
+		Transactions: rdxv1.TransactionsSpec{Protocol: rdxv1.ProtocolNone},
+	})
+	kv := func(mix ...rdxv1.KVWriteKind) rdxv1.WorkloadSpec {
+		return rdxv1.WorkloadSpec{Type: rdxv1.WorkloadKV,
+			KV: &rdxv1.KVParams{Keys: 16, ReadPercent: 50, ValueSize: 32, Threads: 1, Outstanding: 4, WriteMix: mix}}
+	}
+	for name, tc := range map[string]struct {
+		workload rdxv1.WorkloadSpec
+		want     string // "": runs
+	}{
+		"txn-on-none": {rdxv1.WorkloadSpec{Type: rdxv1.WorkloadSmallBank}, "workload smallbank runs transactions and TxCluster quorum runs none"},
+		"cas-on-abd":  {kv("set", "cas"), "needs read-modify-writes, and TxCluster quorum replicates with abd"},
+		"set-on-abd":  {kv("set"), ""},
+	} {
+		b := createBenchmark(t, ns, name, rdxv1.BenchmarkSpec{Targets: []rdxv1.TargetReference{{Name: "quorum"}}, Workload: tc.workload})
+		if tc.want == "" {
+			waitJob(t, ns, name+"-t0-load")
+			continue
+		}
+		cur := waitPhase(t, b, rdxv1.BenchmarkFailed)
+		if c := condition(cur); c.Reason != "TargetUnsupported" || !strings.Contains(c.Message, tc.want) {
+			t.Errorf("%s: Ready %+v", name, c)
+		}
+	}
+	for _, j := range jobNames(t, ns) {
+		if !strings.HasPrefix(j, "set-on-abd-") {
+			t.Errorf("Job %s for a workload the target cannot run", j)
+		}
+	}
+}
+
 // TestFailedRun: a run Job that fails ends the Benchmark Failed with the pod's last error; one whose checker found
 // an anomaly also records the run and a Fail verdict.
 func TestFailedRun(t *testing.T) {

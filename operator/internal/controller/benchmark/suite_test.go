@@ -57,8 +57,14 @@ func startManager(e *testenv.Env) (func(), error) {
 // readyCluster creates a TxCluster in ns and marks it Ready, as the TxCluster controller would.
 func readyCluster(t *testing.T, ns, name string) *rdxv1.TxCluster {
 	t.Helper()
+	return readyClusterOf(t, ns, name, rdxv1.TxClusterSpec{})
+}
+
+// readyClusterOf is readyCluster with a spec (the API server defaults what it leaves out).
+func readyClusterOf(t *testing.T, ns, name string, spec rdxv1.TxClusterSpec) *rdxv1.TxCluster {
+	t.Helper()
 	ctx := context.Background()
-	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	if err := env.Client.Create(ctx, c); err != nil {
 		t.Fatalf("create TxCluster: %v", err)
 	}
