@@ -64,7 +64,7 @@ for tier in $tiers; do
     tsan)
       log "tsan: build (the concurrency tests)"
       bash "$here/tools/build.sh" tsan transport_tcp_test store_test rpc_test cluster_test replication_conformance \
-        txn_conformance
+        txn_conformance sessions_conformance
       log "tsan: concurrency tests"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest tsan -L concurrency
       ;;
