@@ -252,7 +252,9 @@ TEST_P(ReplicationConformance, LogFeedCarriesEveryWriteOnceInVersionOrder) {
 
 // Backups that take their time between checking a "make readable" notice and acting on it (rdx-specific knob,
 // TestFaults::slow_readable_notices): a newer write replicated meanwhile must stay hidden until its own notice.
-// Without the version tag in the lock word this made a backup serve a write before its primary committed it.
+// Without the version tag in the lock word this made a backup serve a write before its primary committed it; and a
+// delete's notice that read the record's version after a newer write replaced it removed that newer write at the
+// backup, which then read the key as absent (3 of 3 runs; seen once in CI under TSan without the pause).
 TEST_P(ReplicationConformance, LinearizableWhenReadableNoticesAreSlow) {
   replication::TestFaults f;
   f.slow_readable_notices = true;

@@ -240,17 +240,21 @@ bool PbWorker::show_write(const std::string& key, std::optional<uint64_t> versio
   for (;;) {
     store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
     if (!ref.valid()) return false;
+    // The version before the word: a newer write tags the word before it puts its value, so a word that still shows
+    // this write means `stored` is this write's version or older, never a newer one's (which a removal at `stored`
+    // would delete, acknowledged and pending: the key would read absent here until its notice).
+    const uint64_t stored = ref.version();
     uint64_t word = ref.lock_word().load(std::memory_order_acquire);
     if (retired(word)) continue;
     if ((word & kNotReadable) == 0) return false;
     // Only the write a notice is about: a later pending write stays hidden (its tag is set before its value).
-    if (version && (ref.version() != *version || (word & kOwnerMask) != owner_bits(*version))) return false;
+    if (version && (stored != *version || (word & kOwnerMask) != owner_bits(*version))) return false;
+    if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
     // A committed delete goes, unless held writes of the key still wait (the last one's release removes it).
     if (absent(word) && holds(word) == 0) {
-      remove_final(key, ref.version());
+      remove_final(key, stored);
       return true;
     }
-    if (node_.env().faults.slow_readable_notices) std::this_thread::sleep_for(std::chrono::microseconds(200));
     // The tag goes with the mark: a readable record carries no owner bits (this node may become a primary).
     if (ref.lock_word().compare_exchange_strong(word, word & ~(kNotReadable | kOwnerMask), std::memory_order_acq_rel))
       return true;
@@ -315,13 +319,14 @@ void PbWorker::release_hold(const std::string& key) {
   for (;;) {
     store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
     if (!ref.valid()) return;
+    const uint64_t stored = ref.version();  // before the word, as in show_write
     uint64_t word = ref.lock_word().load(std::memory_order_acquire);
     if (retired(word)) continue;
     if (holds(word) == 0) return;
     const uint64_t next = word - kHoldOne;
     if (!ref.lock_word().compare_exchange_strong(word, next, std::memory_order_acq_rel)) continue;
     // The last hold of an absent key with no applied write pending: a committed delete, or nothing was written.
-    if (holds(next) == 0 && absent(next) && (next & kNotReadable) == 0) remove_final(key, ref.version());
+    if (holds(next) == 0 && absent(next) && (next & kNotReadable) == 0) remove_final(key, stored);
     return;
   }
 }
