@@ -14,6 +14,7 @@ The right-hand side: write-only latency (p99 / mean, microseconds) at 25, 50 and
 throughput (the 100 % write column, measured just before), with rdx-bench --rate pacing the same sessions, and at
 100 % (that closed-loop run itself).
 Usage: tools/replication_table.py [--duration 3] [--keys 10000] [--threads 2] [--outstanding 16] [--json out.json]
+       tools/replication_table.py --from DIR --where WHAT   (a run made elsewhere: make bench-replication-softroce)
 """
 import argparse
 import json
@@ -33,6 +34,11 @@ PAPER = {
     "hermes": [967, 735, 515, 275, 150, 107, 89],
 }
 LOADS = [25, 50, 75, 100]
+W, L = 12, 30  # column widths: values, row labels
+
+
+def p99_mean(r):
+    return f"{r['p99_us']:.0f}/{r['mean_us']:.0f}"
 # Its latency at 25/50/75/100 % of peak load, write-only (p99, mean in us).
 PAPER_LATENCY = {
     "abd": [(28, 26), (34, 33), (52, 47), (138, 163)],
@@ -55,35 +61,55 @@ def protocols(bin_dir):
     return [e["name"] for e in json.loads(out)["replication"]]
 
 
+def result_of(path):
+    with open(path) as f:
+        r = json.load(f)
+    return {"ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"], "mean_us": r["latency"]["mean_us"],
+            "errors": r["errors"]["total"]}
+
+
+def collect(results_dir, protocol):
+    """One protocol's table from its rdx-bench JSONs: <protocol>-w<write %>.json, <protocol>-l<load %>.json."""
+    rows = [{"write_pct": w, **result_of(os.path.join(results_dir, f"{protocol}-w{w}.json"))} for w in WRITE_RATIOS]
+    peak = rows[-1]["ops_s"]
+    latency = [{"load_pct": load, "target_ops_s": peak * load / 100,
+                **result_of(os.path.join(results_dir, f"{protocol}-l{load}.json"))} for load in LOADS[:-1]]
+    latency.append({"load_pct": 100, "target_ops_s": peak, **rows[-1]})
+    return {"throughput": rows, "latency": latency}
+
+
 def measure(args, protocol):
     d = tempfile.mkdtemp(prefix=f"rdx-repl-{protocol}-")
     local = [sys.executable, os.path.join(HERE, "rdx-local")]
     sh(local + ["up", "--dir", d, "--nodes", "3", "--bin", args.bin, "--replication", protocol,
                 "--txn-protocol", "none"])
-    topo, out = os.path.join(d, "topology.json"), os.path.join(d, "r.json")
+    topo = os.path.join(d, "topology.json")
     bench = [os.path.join(args.bin, "rdx-bench"), "--config", topo, "--keys", str(args.keys), "--value-size", "32",
-             "--threads", str(args.threads), "--outstanding", str(args.outstanding), "--json", out]
-    def run(read_ratio, extra=()):
-        sh(bench + ["--read-ratio", str(read_ratio), "--duration", str(args.duration), "--read-from", "any",
-                    "--write-to", "any", *extra], timeout=args.duration * 10 + 120)
-        with open(out) as f:
-            r = json.load(f)
-        return {"ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"], "mean_us": r["latency"]["mean_us"],
-                "errors": r["errors"]["total"]}
+             "--threads", str(args.threads), "--outstanding", str(args.outstanding)]
 
-    rows, latency = [], []
+    def run(name, read_ratio, extra=()):
+        out = os.path.join(d, f"{protocol}-{name}.json")
+        sh(bench + ["--json", out, "--read-ratio", str(read_ratio), "--duration", str(args.duration), "--read-from",
+                    "any", "--write-to", "any", *extra], timeout=args.duration * 10 + 120)
+        return result_of(out)
+
     try:
         sh(bench + ["--load", "--no-run"], timeout=600)
         for w in WRITE_RATIOS:
-            rows.append({"write_pct": w, **run(1 - w / 100)})
-        peak = rows[-1]["ops_s"]
+            run(f"w{w}", 1 - w / 100)
+        peak = result_of(os.path.join(d, f"{protocol}-w100.json"))["ops_s"]
         for load in LOADS[:-1]:
-            latency.append({"load_pct": load, "target_ops_s": peak * load / 100,
-                            **run(0, ["--rate", str(peak * load / 100)])})
-        latency.append({"load_pct": 100, "target_ops_s": peak, **rows[-1]})
+            run(f"l{load}", 0, ["--rate", str(peak * load / 100)])
+        return collect(d, protocol)
     finally:
         sh(local + ["down", "--dir", d])
-    return {"throughput": rows, "latency": latency}
+
+
+def protocols_in(results_dir):
+    names = {f[:-len("-w0.json")] for f in os.listdir(results_dir) if f.endswith("-w0.json")}
+    if not names:
+        sys.exit(f"{results_dir}: no <protocol>-w0.json (rdx-bench results of a Table 3 run) in it")
+    return sorted(names)
 
 
 def main():
@@ -94,36 +120,43 @@ def main():
     ap.add_argument("--outstanding", type=int, default=16)
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "build", "release", "bin"))
     ap.add_argument("--json")
+    ap.add_argument("--from", dest="results_dir",
+                    help="print the table of a run made elsewhere (the soft-RoCE VM's table3 stage) from its "
+                         "rdx-bench JSONs instead of measuring")
+    ap.add_argument("--where", default="3 nodes, tcp on loopback", help="what the header says the run was on")
     args = ap.parse_args()
-    results = {p: measure(args, p) for p in protocols(args.bin)}
-    head = "".join(f"{w:>9}%" for w in WRITE_RATIOS)
-    print(f"throughput in k ops/s by write ratio (this machine: 3 nodes, tcp on loopback; paper: M ops/s){'':4}")
-    print(f"{'protocol':<16}{head}")
+    if args.results_dir:
+        results = {p: collect(args.results_dir, p) for p in protocols_in(args.results_dir)}
+    else:
+        results = {p: measure(args, p) for p in protocols(args.bin)}
+    head = "".join(f"{w:>{W - 1}}%" for w in WRITE_RATIOS)
+    print(f"throughput in k ops/s by write ratio (this machine: {args.where}; paper: M ops/s){'':4}")
+    print(f"{'protocol':<{L}}{head}")
     for p, res in results.items():
         rows = res["throughput"]
-        print(f"{p:<16}" + "".join(f"{r['ops_s'] / 1e3:>10.1f}" for r in rows))
+        print(f"{p:<{L}}" + "".join(f"{r['ops_s'] / 1e3:>{W}.1f}" for r in rows))
         if p in PAPER:
-            print(f"{'  paper':<16}" + "".join(f"{v:>10}" for v in PAPER[p]))
-        print(f"{'  p99/mean us':<16}" + "".join(f"{r['p99_us']:>5.0f}/{r['mean_us']:<4.0f}" for r in rows))
+            print(f"{'  paper':<{L}}" + "".join(f"{v:>{W}}" for v in PAPER[p]))
+        print(f"{'  p99/mean us':<{L}}" + "".join(f"{p99_mean(r):>{W}}" for r in rows))
         if any(r["errors"] for r in rows):
-            print(f"{'  errors':<16}" + "".join(f"{r['errors']:>10}" for r in rows))
+            print(f"{'  errors':<{L}}" + "".join(f"{r['errors']:>{W}}" for r in rows))
     names = list(results)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            ratios = "".join(f"{ra['ops_s'] / rb['ops_s']:>10.2f}" if rb["ops_s"] else f"{'-':>10}"
+            ratios = "".join(f"{ra['ops_s'] / rb['ops_s']:>{W}.2f}" if rb["ops_s"] else f"{'-':>{W}}"
                              for ra, rb in zip(results[a]["throughput"], results[b]["throughput"]))
-            print(f"{a + '/' + b:<16}{ratios}")
+            print(f"{a + '/' + b:<{L}}{ratios}")
     print()
     print("write-only latency p99/mean us at a share of the peak write throughput (achieved k ops/s in brackets)")
-    print(f"{'protocol':<16}" + "".join(f"{f'{load}%':>18}" for load in LOADS))
+    print(f"{'protocol':<{L}}" + "".join(f"{f'{load}%':>{W + 6}}" for load in LOADS))
     for p, res in results.items():
         lat = res["latency"]
         cells = [f"{r['p99_us']:.0f}/{r['mean_us']:.0f} ({r['ops_s'] / 1e3:.1f})" for r in lat]
-        print(f"{p:<16}" + "".join(f"{c:>18}" for c in cells))
+        print(f"{p:<{L}}" + "".join(f"{c:>{W + 6}}" for c in cells))
         if p in PAPER_LATENCY:
-            print(f"{'  paper':<16}" + "".join(f"{f'{p99}/{mean}':>18}" for p99, mean in PAPER_LATENCY[p]))
+            print(f"{'  paper':<{L}}" + "".join(f"{f'{p99}/{mean}':>{W + 6}}" for p99, mean in PAPER_LATENCY[p]))
         if any(r["errors"] for r in lat):
-            print(f"{'  errors':<16}" + "".join(f"{r['errors']:>18}" for r in lat))
+            print(f"{'  errors':<{L}}" + "".join(f"{r['errors']:>{W + 6}}" for r in lat))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

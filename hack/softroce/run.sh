@@ -11,6 +11,7 @@
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
 #           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if the ratio
 #           rdx/perftest of each side's fastest run exceeds it; default 2.0, empty: off),
+#           RDX_TABLE3_DURATION / RDX_TABLE3_KEYS (stage table3, make bench-replication-softroce),
 #           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path),
 #           RDX_SOFTROCE_VERBS_TEST_ARGS (extra gtest flags for the verbs tests), RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
 #           PVM hosts like this one), RDX_DEBIAN_MIRROR (for the image build).
@@ -74,6 +75,8 @@ for s in $STAGES; do echo "${s%%:*} $( [ "${s#*:}" != "$s" ] && echo "${s#*:}")"
   echo "PERFTEST_RUNS=${PERFTEST_RUNS:-7}"
   echo "RDX_SOFTROCE_SKIP_RXE=${RDX_SOFTROCE_SKIP_RXE:-0}"  # test hook: boot without the rxe device
   printf 'VERBS_TEST_ARGS=%q\n' "${RDX_SOFTROCE_VERBS_TEST_ARGS:-}"  # e.g. --gtest_repeat=5 or a --gtest_filter
+  echo "TABLE3_DURATION=${RDX_TABLE3_DURATION:-3}"  # stage table3: seconds per run
+  echo "TABLE3_KEYS=${RDX_TABLE3_KEYS:-10000}"
 } >"$SHARE/env"
 
 # --- boot -------------------------------------------------------------------------------------------------------
