@@ -13,7 +13,8 @@ inline constexpr rpc::MsgRange kKvApi{1, 15};       // the native single-key cli
 inline constexpr rpc::MsgRange kBench{16, 16};      // the benchmark service (bench/service.h)
 inline constexpr rpc::MsgRange kResp{32, 16};       // the Redis endpoint (DBSIZE asks other shards)
 inline constexpr rpc::MsgRange kTxnFamily{48, 16};  // what every transaction protocol shares (txn/reads.h)
-inline constexpr rpc::MsgRange kCluster{64, 16};    // the failure detector's heartbeats (cluster/failure_detector.h)
+inline constexpr rpc::MsgRange kCluster{64, 16};    // heartbeats, topology hand-over (cluster/failure_detector.h),
+                                                    // address books (server/address_relay.h)
 
 // Family blocks: each protocol's registry line takes a range inside its family's block.
 inline constexpr rpc::MsgRange kReplicationBlock{1000, 1000};  // replication/registry.cc

@@ -109,6 +109,8 @@ Status Worker::init_in_thread() {
                                              [this](uint16_t n) { hand_topology_to(n); },
                                              [this](uint16_t n) { rpc::spawn(fetch_topology_from(n)); }});
   RDX_RETURN_IF_ERROR(failure_detector_->start());
+  address_relay_.emplace(*this, node_.transport());
+  RDX_RETURN_IF_ERROR(address_relay_->start());
   if (const txn::CcEntry* cc = node_.cc()) {
     txn_ = std::make_unique<txn::TxnServiceImpl>(*this, *replication_->replica_log(), *cc, node_.primitives(),
                                                  node_.txn_options());
@@ -433,6 +435,7 @@ void Worker::run() {
         replication_->on_membership_change();
       }
       replication_->tick();
+      if (index_ == 0 && node_.spec().role == cluster::Role::kData) address_relay_->tick();
       publish();
     }
     rpc_->flush();

@@ -18,6 +18,7 @@
 #include "common/net.h"
 #include "replication/replication.h"
 #include "rpc/rpc.h"
+#include "server/address_relay.h"
 #include "server/service.h"
 #include "txn/service.h"
 
@@ -109,6 +110,7 @@ class Worker final : public cluster::WorkerContext {
   std::unique_ptr<cluster::LocalReads> local_reads_;
   std::unique_ptr<replication::ReplicationProtocol> replication_;
   std::unique_ptr<cluster::FailureDetector> failure_detector_;
+  std::optional<AddressRelay> address_relay_;
   std::unique_ptr<txn::TxnServiceImpl> txn_;
   std::optional<ServiceEnv> service_env_;  // services may keep a reference: it lives as long as they do
   std::vector<std::unique_ptr<Service>> services_;

@@ -138,6 +138,11 @@ class Endpoint {
   virtual uint16_t worker() const = 0;
 };
 
+struct LearnedAddress {
+  NodeId node = 0;
+  std::string host;  // an IPv4 address
+};
+
 struct TransportConfig {
   std::string kind = "tcp";  // tcp | verbs
   NodeId node = 0;           // this process's node id
@@ -169,6 +174,13 @@ class Transport {
   virtual Result<std::unique_ptr<Endpoint>> create_endpoint(uint16_t worker) = 0;
   virtual uint16_t listen_port() const = 0;
   virtual std::string kind() const = 0;
+
+  // Where data nodes are, as this transport learned from their accepted connections (tcp: the source IP; a restarted
+  // pod's new IP, which DNS may not answer yet). Empty for a transport that learns none.
+  virtual std::vector<LearnedAddress> learned_addresses() const { return {}; }
+  // An address another node learned for `node` (server/address_relay.h): dialed when this transport learned none of
+  // its own, until a dial there fails. A transport that dials by other means ignores it.
+  virtual void suggest_address(NodeId /*node*/, const std::string& /*host*/) {}
 };
 
 // The transports of this build (common/registry.h): tcp always, verbs when built with rdma-core.

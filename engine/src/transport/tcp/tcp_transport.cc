@@ -145,15 +145,31 @@ void TcpTransport::handshake(int fd) {
   [[maybe_unused]] ssize_t r = ::write(h.eventfd, &one, sizeof(one));
 }
 
+std::vector<LearnedAddress> TcpTransport::learned_addresses() const {
+  std::lock_guard<std::mutex> lk(learned_mu_);
+  std::vector<LearnedAddress> out;
+  out.reserve(learned_.size());
+  for (const auto& [node, host] : learned_) out.push_back(LearnedAddress{node, host});
+  return out;
+}
+
+void TcpTransport::suggest_address(NodeId node, const std::string& host) {
+  if (node >= kFirstClientNode || node == cfg_.node) return;
+  std::lock_guard<std::mutex> lk(learned_mu_);
+  suggested_[node] = host;
+}
+
 std::string TcpTransport::dial_host(const PeerAddr& peer) {
   std::lock_guard<std::mutex> lk(learned_mu_);
-  auto it = learned_.find(peer.node);
-  return it == learned_.end() ? peer.host : it->second;
+  if (auto it = learned_.find(peer.node); it != learned_.end()) return it->second;
+  if (auto it = suggested_.find(peer.node); it != suggested_.end()) return it->second;
+  return peer.host;
 }
 
 void TcpTransport::dial_failed(NodeId node, const std::string& host) {
   std::lock_guard<std::mutex> lk(learned_mu_);
   if (auto it = learned_.find(node); it != learned_.end() && it->second == host) learned_.erase(it);
+  if (auto it = suggested_.find(node); it != suggested_.end() && it->second == host) suggested_.erase(it);
 }
 
 }  // namespace rdx::transport::tcp

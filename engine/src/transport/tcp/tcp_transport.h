@@ -51,11 +51,17 @@ class TcpTransport final : public Transport {
   const TransportConfig& config() const { return cfg_; }
   Handoff& handoff(uint16_t worker) { return *handoffs_[worker]; }
 
-  // Where to dial `peer`: the address its latest accepted connection came from, when one did, else its configured
-  // host. A restarted pod comes back with a new IP while DNS may answer the old one for a TTL (30 s with the usual
-  // CoreDNS settings); the restarted node dials everybody at once, and its connection carries the new address.
+  std::vector<LearnedAddress> learned_addresses() const override;
+  void suggest_address(NodeId node, const std::string& host) override;
+
+  // Where to dial `peer`: the address its latest accepted connection came from, when one did; else one another node
+  // learned so (suggest_address); else its configured host. A restarted pod comes back with a new IP while DNS may
+  // answer the old one for a TTL (30 s with the usual CoreDNS settings); the restarted node dials everybody at once,
+  // and its connection carries the new address, but two pods restarted within the TTL learn nothing of each other
+  // by themselves: a third relays what it learned.
   std::string dial_host(const PeerAddr& peer);
-  // A dial of `host` for `node` failed: when it was a learned address, forget it (DNS again from the next attempt).
+  // A dial of `host` for `node` failed: when it was a learned or suggested address, forget it (DNS again from the
+  // next attempt).
   void dial_failed(NodeId node, const std::string& host);
 
  private:
@@ -72,8 +78,9 @@ class TcpTransport final : public Transport {
   int stop_fd_ = -1;
   uint16_t port_ = 0;
   std::thread acceptor_;
-  std::mutex learned_mu_;
-  std::unordered_map<NodeId, std::string> learned_;  // data node -> the IP its latest accepted connection came from
+  mutable std::mutex learned_mu_;
+  std::unordered_map<NodeId, std::string> learned_;    // data node -> the IP its latest accepted connection came from
+  std::unordered_map<NodeId, std::string> suggested_;  // data node -> the IP another node learned for it
 };
 
 }  // namespace rdx::transport::tcp

@@ -241,6 +241,45 @@ TEST(TcpTransport, DialsAPeerWhereItsConnectionCameFrom) {
   auto wrong = ep_a->connect(PeerAddr{3, "127.0.0.1", b->listen_port(), ""}, 0);
   ASSERT_TRUE(wrong.is_ok());
   EXPECT_FALSE(polls_up(*ep_a, wrong.value()));
+
+  // What a transport learned is what a node relays to its peers (server/address_relay.h).
+  auto learned = b->learned_addresses();
+  ASSERT_EQ(learned.size(), 1u);
+  EXPECT_EQ(learned[0].node, 1);
+  EXPECT_EQ(learned[0].host, "127.0.0.1");
+}
+
+// Two nodes that cannot resolve each other's name (pods restarted within one DNS TTL) dial where a third node says
+// the other is (suggest_address), until a dial there fails.
+TEST(TcpTransport, DialsAPeerWhereAnotherNodeSaysItIs) {
+  auto a = make_transport(tcp_param().config(1, 1)).value();
+  auto b = make_transport(tcp_param().config(2, 1)).value();
+  auto ep_a = a->create_endpoint(0).value();
+  auto ep_b = b->create_endpoint(0).value();
+  const PeerAddr b_by_stale_name{2, "stale-name.invalid", b->listen_port(), ""};
+  auto comes_up = [](Endpoint& ep, Result<ConnId> conn) {
+    if (!conn.is_ok()) return false;
+    Completion out[16];
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+         std::chrono::steady_clock::now() < until;) {
+      size_t n = ep.poll(out);
+      for (size_t i = 0; i < n; ++i) {
+        if (out[i].conn != conn.value()) continue;
+        if (out[i].kind == CompletionKind::kConnUp) return true;
+        if (out[i].kind == CompletionKind::kConnDown) return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+  };
+
+  a->suggest_address(2, "127.0.0.2");  // a wrong suggestion (nothing listens there): one failed dial forgets it
+  EXPECT_FALSE(comes_up(*ep_a, ep_a->connect(b_by_stale_name, 0)));
+  a->suggest_address(2, "127.0.0.1");
+  EXPECT_TRUE(comes_up(*ep_a, ep_a->connect(b_by_stale_name, 0)));
+  EXPECT_TRUE(a->learned_addresses().empty()) << "a suggestion is not relayed on: only what the transport saw";
+  a->suggest_address(1, "127.0.0.2");  // about itself: ignored
+  EXPECT_TRUE(a->learned_addresses().empty());
 }
 
 }  // namespace
