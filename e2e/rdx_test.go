@@ -88,7 +88,7 @@ func TestRDX(t *testing.T) {
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
 	targetLostMidRun(t, env, ns)
-	for _, protocol := range []string{"abd", "paxos"} {
+	for _, protocol := range []string{"abd", "paxos", "hermes"} {
 		leaderlessCluster(t, env, c, run, protocol)
 	}
 

@@ -49,6 +49,18 @@ rdx::Result<TestCrash> parse_test_crash(const std::string& spec) {
   return c;
 }
 
+const char* survives_name(rdx::replication::Survives s) {
+  switch (s) {
+    case rdx::replication::Survives::kNoLoss:
+      return "no-loss";
+    case rdx::replication::Survives::kBackupLoss:
+      return "backup-loss";
+    case rdx::replication::Survives::kMinority:
+      return "minority";
+  }
+  return "?";
+}
+
 // What this build implements, per family (the operator's admission lists are checked against it in a test).
 nlohmann::json registered() {
   using nlohmann::json;
@@ -64,6 +76,7 @@ nlohmann::json registered() {
                     {"carries_transactions", e.carries_transactions},
                     {"ops", e.ops == rdx::replication::Ops::kReadWrite ? "read-write" : "read-modify-write"},
                     {"complete_feed", e.complete_feed},
+                    {"survives", survives_name(e.survives)},
                     {"summary", e.summary}});
   out["replication"] = reps;
   json ccs = json::array();

@@ -62,8 +62,7 @@ type TxCluster struct {
 // TxClusterSpec is the desired state of a TxCluster.
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
-// +kubebuilder:validation:XValidation:rule="self.replication.protocol != 'abd' || self.transactions.protocol == 'none'",message="replication.protocol abd replicates single keys only: it cannot carry transactions (set transactions.protocol to none)",fieldPath=".transactions.protocol"
-// +kubebuilder:validation:XValidation:rule="self.replication.protocol != 'paxos' || self.transactions.protocol == 'none'",message="replication.protocol paxos replicates single keys only: it cannot carry transactions (set transactions.protocol to none)",fieldPath=".transactions.protocol"
+// +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
@@ -340,8 +339,8 @@ const (
 // TransactionsSpec configures the commit protocol. Every change restarts every pod with a new epoch.
 type TransactionsSpec struct {
 	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, or none (no transactions:
-	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocols abd and
-	// paxos),
+	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocols abd,
+	// paxos and hermes),
 	// written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
@@ -358,7 +357,7 @@ type TransactionsSpec struct {
 }
 
 // ReplicationProtocol is a replication protocol inside a shard that rdxd implements.
-// +kubebuilder:validation:Enum=primary-backup;abd;paxos
+// +kubebuilder:validation:Enum=primary-backup;abd;paxos;hermes
 type ReplicationProtocol string
 
 const (
@@ -370,6 +369,9 @@ const (
 	// ReplicationPaxos: Classic Paxos per key (Odyssey's CP): leaderless consensus on each key's next write, so
 	// read-modify-writes run too; single keys only.
 	ReplicationPaxos ReplicationProtocol = "paxos"
+	// ReplicationHermes: Hermes (Odyssey's): any member updates a key by invalidating it at every other member;
+	// reads are local; every member must acknowledge, so a member's loss stops its shard's updates; single keys only.
+	ReplicationHermes ReplicationProtocol = "hermes"
 )
 
 // ReplicationSpec configures replication inside each shard.
@@ -382,6 +384,10 @@ type ReplicationSpec struct {
 	// be none). `paxos`: Classic Paxos per key; any member proposes a key's next write to a majority (prepare,
 	// accept, commit), so every single-key command runs, read-modify-writes included, with ABD's reads and, like
 	// abd, no primary, no pause while a minority is down, and no transactions (transactions.protocol must be none).
+	// `hermes`: any member updates a key (every single-key command) by invalidating it at every other member and
+	// validating it once all acknowledged; reads are served by the member asked, without a round trip. Every member
+	// must acknowledge an update: while a member is down or restarting (a rolling update too) its shard's updates
+	// fail and reads of keys with an update in flight wait; no transactions (transactions.protocol must be none).
 	// Written to topology replication.protocol.
 	// +optional
 	// +kubebuilder:default=primary-backup

@@ -1,0 +1,208 @@
+// Hermes' reads and updates (coordinator side), and operations forwarded from other shards' nodes. See hermes.h.
+#include "replication/hermes/hermes.h"
+
+#include <spdlog/spdlog.h>
+
+#include "cluster/local_reads.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::hermes {
+
+using cluster::KvResult;
+using rpc::Task;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kReadTimeout = std::chrono::seconds(5);
+}  // namespace
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env) { return std::make_unique<HermesNode>(env); }
+
+std::unique_ptr<ReplicationProtocol> HermesNode::make_worker(cluster::WorkerContext& ctx) {
+  return std::make_unique<HermesWorker>(*this, ctx);
+}
+
+Status HermesWorker::start_protocol() {
+  auto& rpc = ctx_.rpc();
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kInv), [this](const rpc::Incoming& in) { serve_inv(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVal), [this](const rpc::Incoming& in) { serve_val(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kState), [this](const rpc::Incoming& in) { serve_state(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kRead), [this](const rpc::Incoming& in) { serve_forwarded_read(in); }));
+  return rpc.on(msgs_.at(kWrite), [this](const rpc::Incoming& in) { serve_forwarded_write(in); });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reads: local, once the key is Valid.
+
+Task<KvResult> HermesWorker::get(std::string key) {
+  if (key.empty() || key.size() > cluster::kMaxKeyBytes)
+    co_return KvResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
+  if (!members_of(key).self) co_return co_await get_at_member(key);
+  if (!ctx_.membership().in_sync())
+    co_return KvResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
+  Copy c;
+  std::string why;
+  const Code s = co_await wait_valid(key, Clock::now() + kReadTimeout, &c, &why);
+  if (s != Code::kOk) co_return KvResult::failed(s, why);
+  if (!c.found || tag_deleted(c.tag)) co_return KvResult::failed(Code::kNotFound, {});
+  KvResult out;
+  out.version = c.tag;
+  out.value = std::move(c.value);
+  co_return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Updates.
+
+Task<WriteResult> HermesWorker::write(std::string key, Rmw op) {
+  if (key.empty() || key.size() > cluster::kMaxKeyBytes)
+    co_return WriteResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
+  if (op.value.size() > store::kMaxValueBytes || op.expected.size() > store::kMaxValueBytes)
+    co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
+  const Members m = members_of(key);
+  if (!m.self) co_return co_await write_at_member(key, op);
+  if (!ctx_.membership().in_sync())
+    co_return WriteResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
+  // This node's updates of one key take turns (they would only abort each other); a plain SET queued behind another
+  // update may be written with it.
+  const uint64_t h = KeyTurns::hash(key);
+  const bool node_wide = m.count() > 1;
+  KeyTurns::SetWaiter me{key};
+  if (!turns_.try_enter(h, node_wide)) co_await turns_.enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
+  if (me.absorbed) {
+    me.result.combined = true;
+    co_return std::move(me.result);
+  }
+  WriteResult r = co_await update(key, op);
+  turns_.leave(h);
+  turns_.finish(me, r);
+  co_return r;
+}
+
+Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {
+  const auto begun = Clock::now();
+  uint64_t lost = 0;
+  for (;;) {
+    Copy base;
+    std::string why;
+    if (const Code s = co_await wait_valid(key, begun + kUpdateBudget, &base, &why); s != Code::kOk)
+      co_return WriteResult::failed(s, why + " (nothing was written)");
+    const uint64_t base_tag = base.found ? base.tag : 0;
+    std::optional<std::string> current;
+    if (base.found && !tag_deleted(base.tag)) current = std::move(base.value);
+    const Applied a = apply_rmw(op, current);
+    if (a.status != Code::kOk || !a.write) co_return result_of(op, a, current, base_tag, 0);
+    const uint64_t ts = tag_ts(base_tag) + 1 + lost;
+    if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "hermes: the key's tags are exhausted");
+    const uint64_t tag = pack_tag(ts, ctx_.self(), !a.new_value.has_value());
+    const std::string value = a.new_value.value_or(std::string());
+    const auto taken = Clock::now();  // before any member holds the tag (replays count from later, hermes.h)
+    const Installed here = install_invalid(key, tag, value, base_tag);
+    if (here.status == Code::kAborted) continue;  // an INV moved the key on since it was read: evaluate again
+    if (here.status != Code::kOk) co_return WriteResult::failed(here.status, "hermes: the store is full");
+    WriteResult result = result_of(op, a, current, base_tag, tag);
+    if (node_.env().faults.ack_before_replication) {
+      // Planted fault (tests only): Valid and acknowledged here before the other members heard of it.
+      validate(key, tag);
+      rpc::spawn([](HermesWorker* self, std::string k, uint64_t t, std::string v) -> Task<void> {
+        co_await self->ctx_.sched().sleep_for(std::chrono::milliseconds(20));
+        Newer ignored;
+        const Spread s = co_await self->spread(k, t, v, Clock::now() + kOpDeadline, &ignored);
+        if (s == Spread::kCommitted) self->send_val(k, t);
+      }(this, key, tag, value));
+      co_return result;
+    }
+    Newer newer;
+    const Spread s = co_await spread(key, tag, value, taken + kOpDeadline, &newer);
+    if (s == Spread::kCommitted) {  // (committed even if a newer tag overtook it here since: that one follows it)
+      validate(key, tag);
+      send_val(key, tag);
+      co_return result;
+    }
+    if (s == Spread::kUnanswered)
+      co_return WriteResult::failed(Code::kTimeout,
+                                    "hermes: a member of the key's shard did not acknowledge the update; it may or "
+                                    "may not have taken effect");
+    // Refused: aborted. It runs again on the newer value, but only within its window: later, a replay of its tag may
+    // have committed it (hermes.h).
+    (void)install_invalid(key, newer.tag, newer.value);
+    if (Clock::now() - taken > kOpDeadline)
+      co_return WriteResult::failed(Code::kTimeout,
+                                    "hermes: the update was overtaken after its deadline; it may or may not have "
+                                    "taken effect");
+    ++lost;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keys of other shards.
+
+std::optional<transport::ConnId> HermesWorker::member_connection(std::string_view key) const {
+  const cluster::Topology& t = ctx_.topology();
+  for (uint16_t id : t.shards[t.shard_of_key(key)].members)
+    if (t.nodes[id].role == cluster::Role::kData)
+      if (auto conn = ctx_.peer(id)) return conn;
+  return std::nullopt;
+}
+
+Task<KvResult> HermesWorker::get_at_member(const std::string& key) {
+  auto conn = member_connection(key);
+  if (!conn) co_return KvResult::failed(Code::kUnavailable, "hermes: no member of the key's shard is reachable");
+  rpc::Writer w;
+  w.bytes(key);
+  cluster::Read r = cluster::decode_read_reply(co_await ctx_.rpc().call(*conn, msgs_.at(kRead), w.span()));
+  if (r.status != Code::kOk && r.status != Code::kNotFound)
+    co_return KvResult::failed(r.status, "hermes: the member of the key's shard could not read it");
+  KvResult out;
+  out.status = r.status;
+  out.version = r.version;
+  out.value = std::move(r.value);
+  co_return out;
+}
+
+Task<WriteResult> HermesWorker::write_at_member(const std::string& key, const Rmw& op) {
+  auto conn = member_connection(key);
+  if (!conn) co_return WriteResult::failed(Code::kUnavailable, "hermes: no member of the key's shard is reachable");
+  rpc::Writer w;
+  w.bytes(key);
+  op.encode(w);
+  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kWrite), w.span());
+  if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
+    co_return WriteResult::failed(Code::kTimeout,
+                                  "hermes: the member of the key's shard did not answer; the write may or may not "
+                                  "have taken effect");
+  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::string(resp.payload));
+  WriteResult out;
+  rpc::Reader rd(resp.payload);
+  if (!WriteResult::decode(rd, &out) || !rd.done())
+    co_return WriteResult::failed(Code::kInternal, "hermes: malformed answer from the key's member");
+  co_return out;
+}
+
+void HermesWorker::serve_forwarded_read(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  std::string key(rd.bytes(cluster::kMaxKeyBytes));
+  if (!rd.done() || !from_data_node(in) || !replicates(key))
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  rpc::spawn([](HermesWorker* self, rpc::ReplyTo to, std::string k) -> Task<void> {
+    KvResult r = co_await self->get(std::move(k));
+    cluster::respond_read(self->ctx_.rpc(), to, cluster::Read{r.status, std::move(r.value), r.version});
+  }(this, in.reply_to(), std::move(key)));
+}
+
+void HermesWorker::serve_forwarded_write(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  std::string key(rd.bytes(cluster::kMaxKeyBytes));
+  Rmw op;
+  if (!Rmw::decode(rd, &op) || !rd.done() || !from_data_node(in) || !replicates(key))
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
+                              rpc::as_bytes_of(std::string_view("hermes: malformed write request")));
+  rpc::spawn([](HermesWorker* self, rpc::ReplyTo to, std::string k, Rmw o) -> Task<void> {
+    WriteResult r = co_await self->write(std::move(k), std::move(o));
+    rpc::Writer w;
+    r.encode(w);
+    self->ctx_.rpc().respond(to, Code::kOk, w.span());
+  }(this, in.reply_to(), std::move(key), std::move(op)));
+}
+
+}  // namespace rdx::replication::hermes

@@ -1,0 +1,149 @@
+#pragma once
+// Hermes (Katsarou et al., ASPLOS'20), as Odyssey runs it: invalidation-based replication where every member
+// coordinates updates of any key and reads are local.
+//  - A member holds per key (tag, value) in the store, the tag in the record's version word as the quorum register
+//    keeps it (timestamp | node | deleted, quorum_register.h), and a state in the lock word: Valid (readable) or
+//    Invalid (kNotReadable: an update of the key was announced here and is not known to have reached every member).
+//  - Update (every Rmw, plain SET included), at a member in sync whose copy of the key is Valid: the node's
+//    operations on the key take turns (KeyTurns); the Rmw is evaluated on the Valid value (its base); the new tag is
+//    (ts(base) + 1 + lost, this node), `lost` counting the operation's aborts so far (a starving update climbs above
+//    fresh ones). It is installed here Invalid and sent to every other member (INV). A member whose tag is older
+//    installs it Invalid and acknowledges; an equal tag is acknowledged; a newer one refuses, answering with its tag
+//    and value. Acknowledged by every member, the update is committed: Valid here (unless a newer tag arrived
+//    meanwhile) and VAL to the others, each of which makes it Valid if its tag is still that one.
+//    Refused, or overtaken here by a newer tag before every member acknowledged: aborted. Nothing of it can become
+//    readable (a member holds a newer tag for good and refuses it), so it runs again on the newer value.
+//    Deviation from the paper: there, plain writes never abort (ts + 2, acknowledged whatever the member holds) and
+//    only RMWs do (ts + 1). An RMW can then be based on a write that committed while a newer write of the key was in
+//    flight and had not reached the RMW's coordinator yet; both commit, the RMW ordered after the write it did not
+//    see, and a read of that write in between makes the history non-linearizable. Here every update is conditional
+//    on its base; plain SETs pay for it by retrying under contention (combined runs of SETs, KeyTurns, help).
+//  - Read: local while the key is Valid. A committed update was acknowledged by every member, so afterwards no member
+//    holds an older tag Valid; a tag turns Valid only once committed. While Invalid the read waits; a key Invalid at
+//    the same tag for longer than kReplayAfter is replayed: this node sends INV with that (tag, value) to every
+//    member, and commits it when all acknowledge (Valid here, VAL); a refusal carries a newer tag and value, which
+//    this node installs (Invalid) and replays in turn when it stays. Replays finish updates whose coordinator failed
+//    or timed out, and show what a lost VAL would have.
+//    Before that, after kAskAfter, it asks the other members for their copy: a member holding the tag Valid shows it
+//    committed (a tag turns Valid only once committed), and this node makes it Valid too; a newer tag is installed.
+//    A replay must not commit an update its coordinator may still abort and run again (its effect would apply
+//    twice): a coordinator retries only within kOpDeadline after it took the tag, and a replay waits longer than
+//    that after this node saw the tag Invalid, which is after the coordinator took it.
+//  - Survives no member's loss: an update needs every member's acknowledgment (the paper's membership updates,
+//    which would drop a failed member, are not implemented), so while a member is down its shard's updates fail
+//    (kTimeout) and its keys' updates in flight stay Invalid until it is back. A restarted member recovers as the
+//    quorum register's members do (quorum_recovery.cc: it copies every other member); what it copies arrives
+//    Invalid, and its first read asks the others (above).
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "replication/key_turns.h"
+#include "replication/quorum_register.h"
+
+namespace rdx::replication::hermes {
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env);
+
+// A key Invalid at one tag this long is asked about at the other members: one that holds the tag Valid shows it
+// committed (what a lost VAL, or a copy made while recovering, would not tell this node).
+inline constexpr auto kAskAfter = std::chrono::milliseconds(2);
+// A key Invalid at one tag this long is replayed: above the coordinator's retry window (kOpDeadline).
+inline constexpr auto kReplayAfter = kOpDeadline + std::chrono::milliseconds(200);
+// How long an update may take in all (each attempt's retry window is kOpDeadline) before it gives up.
+inline constexpr auto kUpdateBudget = std::chrono::seconds(5);
+
+enum Msg : uint16_t {
+  // request: bytes key, u64 tag, bytes value -> kOk (installed, or held already); kAborted: u64 tag, bytes value
+  // (the receiver's newer ones); kUnavailable while it is not in sync
+  kInv = kFirstProtocolMsg,
+  kVal,    // one-way: bytes key, u64 tag
+  kState,  // request: bytes key -> kOk: u64 tag (0: none), u8 valid, bytes value; kUnavailable while not in sync
+  kRead,   // from a data node outside the key's shard: bytes key -> kOk: u64 tag, bytes value; kNotFound; a failure
+  kWrite,  // from a data node outside the key's shard: bytes key, Rmw -> kOk: WriteResult; a refusal
+};
+
+// What the workers of one node share.
+class HermesNode final : public QuorumNode {
+ public:
+  explicit HermesNode(const NodeEnv& env) : QuorumNode(env, "hermes") {}
+  std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
+  KeyTickets& key_tickets() { return key_tickets_; }
+  // A key's state changes (install, validate) under its stripe, so a tag and its Valid mark never interleave with
+  // another tag's; readers take no lock (the store reads value, version and lock word as one state).
+  std::mutex& stripe(uint64_t h) { return stripes_[(h ^ (h >> 31)) % stripes_.size()]; }
+
+ private:
+  KeyTickets key_tickets_;
+  std::array<std::mutex, 1024> stripes_;
+};
+
+class HermesWorker final : public QuorumWorker {
+ public:
+  HermesWorker(HermesNode& node, cluster::WorkerContext& ctx)
+      : QuorumWorker(node, ctx), hermes_(node), turns_(ctx.sched(), node.key_tickets()) {}
+  rpc::Task<cluster::KvResult> get(std::string key) override;
+  rpc::Task<WriteResult> write(std::string key, Rmw op) override;
+
+ private:
+  struct Copy {  // this node's copy of a key
+    bool found = false;
+    uint64_t tag = 0;
+    std::string value;
+    bool valid = false;
+  };
+  struct Newer {  // what a refusal reported
+    uint64_t tag = 0;
+    std::string value;
+  };
+  struct Installed {
+    Code status = Code::kOk;     // kAborted: `only_over` did not hold; kResourceExhausted: the store is full
+    std::optional<Newer> newer;  // this node holds a newer tag (nothing installed)
+  };
+  // How an INV to every other member ended.
+  enum class Spread { kCommitted, kRefused, kUnanswered };
+
+  Copy copy_of(const std::string& key);
+  // Installs (tag, value) Invalid unless this node holds a newer tag (reported); an equal tag stays as it is. With
+  // `only_over`, only if the key holds that tag (0: absent) Valid: a coordinator's base.
+  Installed install_invalid(const std::string& key, uint64_t tag, std::string_view value,
+                            std::optional<uint64_t> only_over = std::nullopt);
+  // Makes `tag` Valid here if the key still holds it.
+  void validate(const std::string& key, uint64_t tag);
+  // Waits until the key is Valid here (replaying it when it stays Invalid); kOk with its copy, or why not.
+  rpc::Task<Code> wait_valid(const std::string& key, std::chrono::steady_clock::time_point deadline, Copy* out,
+                             std::string* why);
+  // INV to every other member until each acknowledged, one refused (the newest refusal in *newer), or `deadline`.
+  rpc::Task<Spread> spread(const std::string& key, uint64_t tag, const std::string& value,
+                           std::chrono::steady_clock::time_point deadline, Newer* newer);
+  void send_val(const std::string& key, uint64_t tag);
+  rpc::Task<void> replay(std::string key, uint64_t tag, std::string value);
+  rpc::Task<void> ask(std::string key, uint64_t tag);
+  void serve_state(const rpc::Incoming& in);
+  rpc::Task<WriteResult> update(const std::string& key, const Rmw& op);
+  // A key of another shard: its operation runs at a member (the first connected one).
+  std::optional<transport::ConnId> member_connection(std::string_view key) const;
+  rpc::Task<cluster::KvResult> get_at_member(const std::string& key);
+  rpc::Task<WriteResult> write_at_member(const std::string& key, const Rmw& op);
+  void serve_forwarded_read(const rpc::Incoming& in);
+  void serve_forwarded_write(const rpc::Incoming& in);
+
+  Code install(const std::string& key, uint64_t tag, std::string_view value) override;
+  bool valid_blob(uint64_t tag, std::string_view stored) const override { return !tag_deleted(tag) || stored.empty(); }
+  Status start_protocol() override;
+  void serve_inv(const rpc::Incoming& in);
+  void serve_val(const rpc::Incoming& in);
+  bool valid_tag(uint64_t tag) const;
+
+  HermesNode& hermes_;
+  KeyTurns turns_;
+  std::unordered_map<std::string, uint64_t> replaying_;  // keys this worker replays now, with the tag
+  std::unordered_map<std::string, uint64_t> asking_;     // keys this worker asks the other members about now
+};
+
+}  // namespace rdx::replication::hermes
