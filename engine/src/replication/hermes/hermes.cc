@@ -37,9 +37,20 @@ Status HermesWorker::start_protocol() {
 Task<KvResult> HermesWorker::get(std::string key) {
   if (key.empty() || key.size() > cluster::kMaxKeyBytes)
     co_return KvResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
-  if (!members_of(key).self) co_return co_await get_at_member(key);
+  if (!replicates(key)) co_return co_await get_at_member(key);
   if (!ctx_.membership().in_sync())
     co_return KvResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
+  // The common case, a Valid key, through the worker's batched local reads (prefetched with the other reads of the
+  // loop iteration); an Invalid one (kBusy) waits.
+  cluster::Read fast = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
+  if (fast.status == Code::kOk) {
+    if (tag_deleted(fast.version)) co_return KvResult::failed(Code::kNotFound, {});
+    KvResult out;
+    out.version = fast.version;
+    out.value = std::move(fast.value);
+    co_return out;
+  }
+  if (fast.status == Code::kNotFound) co_return KvResult::failed(Code::kNotFound, {});
   Copy c;
   std::string why;
   const Code s = co_await wait_valid(key, Clock::now() + kReadTimeout, &c, &why);
