@@ -32,6 +32,7 @@ struct TestFaults {
   bool reads_without_lease = false;     // backups read their own copy without holding leases (cluster/leases.h)
   bool unilateral_exclusion = false;    // a node excludes a replica without telling the others (primary_backup)
   bool slow_readable_notices = false;   // widens a race window: a backup pauses inside "make readable" (not a bug)
+  bool unconditional_writes = false;    // hermes: plain puts and deletes as the paper has them (never refused)
 };
 
 // What the node-wide part gets when the node starts.

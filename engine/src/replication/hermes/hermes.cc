@@ -103,15 +103,21 @@ Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {
     if (base.found && !tag_deleted(base.tag)) current = std::move(base.value);
     const Applied a = apply_rmw(op, current);
     if (a.status != Code::kOk || !a.write) co_return result_of(op, a, current, base_tag, 0);
-    const uint64_t ts = tag_ts(base_tag) + 1 + lost;
+    // (The planted variant: the paper's plain writes, ts + 2 and never refused; hermes.h says what goes wrong.)
+    const bool unconditional = node_.env().faults.unconditional_writes && op.when == Rmw::When::kAlways &&
+                               !op.return_old && (op.kind == Rmw::Kind::kPut || op.kind == Rmw::Kind::kDelete);
+    const bool paper = node_.env().faults.unconditional_writes;  // (RMWs: ts + 1, as the paper has them too)
+    const uint64_t ts = tag_ts(base_tag) + (unconditional ? 2 : 1 + (paper ? 0 : lost));
     if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "hermes: the key's tags are exhausted");
     const uint64_t tag = pack_tag(ts, ctx_.self(), !a.new_value.has_value());
     const std::string value = a.new_value.value_or(std::string());
     const auto taken = Clock::now();  // before any member holds the tag (replays count from later, hermes.h)
-    const Installed here = install_invalid(key, tag, value, base_tag);
+    const Installed here =
+        install_invalid(key, tag, value, unconditional ? std::nullopt : std::optional<uint64_t>(base_tag));
     if (here.status == Code::kAborted) continue;  // an INV moved the key on since it was read: evaluate again
     if (here.status != Code::kOk) co_return WriteResult::failed(here.status, "hermes: the store is full");
     WriteResult result = result_of(op, a, current, base_tag, tag);
+    result.prior_is_predecessor = !unconditional;  // (the paper's writes are not ordered right after their base)
     if (node_.env().faults.ack_before_replication) {
       // Planted fault (tests only): Valid and acknowledged here before the other members heard of it.
       validate(key, tag);
@@ -124,7 +130,7 @@ Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {
       co_return result;
     }
     Newer newer;
-    const Spread s = co_await spread(key, tag, value, taken + kOpDeadline, &newer);
+    const Spread s = co_await spread(key, tag, value, taken + kOpDeadline, &newer, unconditional);
     if (s == Spread::kCommitted) {  // (committed even if a newer tag overtook it here since: that one follows it)
       validate(key, tag);
       send_val(key, tag);

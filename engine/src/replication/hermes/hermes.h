@@ -14,10 +14,13 @@
 //    Refused, or overtaken here by a newer tag before every member acknowledged: aborted. Nothing of it can become
 //    readable (a member holds a newer tag for good and refuses it), so it runs again on the newer value.
 //    Deviation from the paper: there, plain writes never abort (ts + 2, acknowledged whatever the member holds) and
-//    only RMWs do (ts + 1). An RMW can then be based on a write that committed while a newer write of the key was in
-//    flight and had not reached the RMW's coordinator yet; both commit, the RMW ordered after the write it did not
-//    see, and a read of that write in between makes the history non-linearizable. Here every update is conditional
-//    on its base; plain SETs pay for it by retrying under contention (combined runs of SETs, KeyTurns, help).
+//    only RMWs do (ts + 1). Two writes W1 < W2 of one base can then both commit (W2's coordinator acknowledges W1
+//    without taking it), and an RMW evaluated on W1 at a member W2 had not reached yet commits above both: W2 was
+//    acknowledged between W1 and the RMW, which did not see it (a lost update). TestFaults::unconditional_writes
+//    runs the paper's writes, and the conformance suite's Hermes test shows the checker finding exactly these cycles
+//    (G-single: an add that read W1 = (381, n0) committed as (382, n1) after W2 = (381, n2)). Here every update is
+//    conditional on its base; plain SETs pay for it by retrying under contention (combined runs of SETs, KeyTurns,
+//    help).
 //  - Read: local while the key is Valid. A committed update was acknowledged by every member, so afterwards no member
 //    holds an older tag Valid; a tag turns Valid only once committed. While Invalid the read waits; a key Invalid at
 //    the same tag for longer than kReplayAfter is replayed: this node sends INV with that (tag, value) to every
@@ -59,8 +62,8 @@ inline constexpr auto kReplayAfter = kOpDeadline + std::chrono::milliseconds(200
 inline constexpr auto kUpdateBudget = std::chrono::seconds(5);
 
 enum Msg : uint16_t {
-  // request: bytes key, u64 tag, bytes value -> kOk (installed, or held already); kAborted: u64 tag, bytes value
-  // (the receiver's newer ones); kUnavailable while it is not in sync
+  // request: bytes key, u64 tag, u8 unconditional, bytes value -> kOk (installed, or held already); kAborted: u64
+  // tag, bytes value (the receiver's newer ones; never for an unconditional INV); kUnavailable while not in sync
   kInv = kFirstProtocolMsg,
   kVal,    // one-way: bytes key, u64 tag
   kState,  // request: bytes key -> kOk: u64 tag (0: none), u8 valid, bytes value; kUnavailable while not in sync
@@ -119,8 +122,9 @@ class HermesWorker final : public QuorumWorker {
   rpc::Task<Code> wait_valid(const std::string& key, std::chrono::steady_clock::time_point deadline, Copy* out,
                              std::string* why);
   // INV to every other member until each acknowledged, one refused (the newest refusal in *newer), or `deadline`.
+  // `unconditional`: the paper's writes (TestFaults::unconditional_writes), acknowledged whatever a member holds.
   rpc::Task<Spread> spread(const std::string& key, uint64_t tag, const std::string& value,
-                           std::chrono::steady_clock::time_point deadline, Newer* newer);
+                           std::chrono::steady_clock::time_point deadline, Newer* newer, bool unconditional = false);
   void send_val(const std::string& key, uint64_t tag);
   rpc::Task<void> replay(std::string key, uint64_t tag, std::string value);
   rpc::Task<void> ask(std::string key, uint64_t tag);

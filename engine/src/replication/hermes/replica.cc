@@ -65,10 +65,10 @@ bool HermesWorker::valid_tag(uint64_t tag) const {
 }
 
 Task<HermesWorker::Spread> HermesWorker::spread(const std::string& key, uint64_t tag, const std::string& value,
-                                                Clock::time_point deadline, Newer* newer) {
+                                                Clock::time_point deadline, Newer* newer, bool unconditional) {
   std::vector<uint16_t> pending = members_of(key).others;
   rpc::Writer w;
-  w.bytes(key).put(tag).bytes(value);
+  w.bytes(key).put(tag).put(static_cast<uint8_t>(unconditional ? 1 : 0)).bytes(value);
   for (;;) {
     QuorumCall call;
     call.nodes = pending;
@@ -114,13 +114,15 @@ void HermesWorker::serve_inv(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag = rd.get<uint64_t>();
+  const auto unconditional = rd.get<uint8_t>();
   const std::string value(rd.bytes(store::kMaxValueBytes));
-  if (!rd.done() || !from_member(in) || !valid_tag(tag) || !valid_blob(tag, value) || !replicates(key))
+  if (!rd.done() || unconditional > 1 || !from_member(in) || !valid_tag(tag) || !valid_blob(tag, value) ||
+      !replicates(key))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   Installed r = install_invalid(key, tag, value);
   if (r.status != Code::kOk) return ctx_.rpc().respond(in.reply_to(), r.status);
-  if (!r.newer) return ctx_.rpc().respond(in.reply_to(), Code::kOk);
+  if (!r.newer || unconditional == 1) return ctx_.rpc().respond(in.reply_to(), Code::kOk);
   rpc::Writer w;
   w.put(r.newer->tag).bytes(r.newer->value);
   ctx_.rpc().respond(in.reply_to(), Code::kAborted, w.span());
