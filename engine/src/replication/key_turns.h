@@ -69,6 +69,24 @@ class KeyTurns {
   // Gives key h up; the next waiter of this worker is resumed from the scheduler.
   void leave(uint64_t h);
 
+  // The whole turn of one write: waits for `key` (a plain SET may be absorbed into a later SET's write and answered
+  // with its result, `combined`), runs `write` (a callable returning rpc::Task<WriteResult>), gives the key up and
+  // answers the SETs it wrote for.
+  template <typename Write>
+  rpc::Task<WriteResult> in_turn(std::string_view key, bool node_wide, const Rmw& op, Write write) {
+    const uint64_t h = hash(key);
+    SetWaiter me{key};
+    if (!try_enter(h, node_wide)) co_await enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
+    if (me.absorbed) {
+      me.result.combined = true;
+      co_return std::move(me.result);
+    }
+    WriteResult r = co_await write();
+    leave(h);
+    finish(me, r);
+    co_return r;
+  }
+
   // Leaves the key when destroyed (a coroutine that holds a key across several co_awaits).
   class Hold {
    public:

@@ -76,18 +76,7 @@ Task<WriteResult> HermesWorker::write(std::string key, Rmw op) {
     co_return WriteResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
   // This node's updates of one key take turns (they would only abort each other); a plain SET queued behind another
   // update may be written with it.
-  const uint64_t h = KeyTurns::hash(key);
-  const bool node_wide = m.count() > 1;
-  KeyTurns::SetWaiter me{key};
-  if (!turns_.try_enter(h, node_wide)) co_await turns_.enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
-  if (me.absorbed) {
-    me.result.combined = true;
-    co_return std::move(me.result);
-  }
-  WriteResult r = co_await update(key, op);
-  turns_.leave(h);
-  turns_.finish(me, r);
-  co_return r;
+  co_return co_await turns_.in_turn(key, m.count() > 1, op, [&] { return update(key, op); });
 }
 
 Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {

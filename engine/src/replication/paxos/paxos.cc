@@ -152,18 +152,7 @@ Task<WriteResult> PaxosWorker::write(std::string key, Rmw op) {
     co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
   // This node's operations on one key take turns (they would only compete for the slot); a plain SET queued behind
   // another write may be written with it.
-  const uint64_t h = KeyTurns::hash(key);
-  const bool node_wide = members_of(key).count() > 1;
-  KeyTurns::SetWaiter me{key};
-  if (!turns_.try_enter(h, node_wide)) co_await turns_.enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
-  if (me.absorbed) {
-    me.result.combined = true;
-    co_return std::move(me.result);
-  }
-  WriteResult r = co_await propose(key, op);
-  turns_.leave(h);
-  turns_.finish(me, r);
-  co_return r;
+  co_return co_await turns_.in_turn(key, members_of(key).count() > 1, op, [&] { return propose(key, op); });
 }
 
 Task<WriteResult> PaxosWorker::propose(const std::string& key, const Rmw& op) {

@@ -140,18 +140,8 @@ Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
   // The views now, while this node is the primary: if they change before the write replicates, it fails then.
   Scope scope = begin();
   // The key's turn: writers of this key on this node go one at a time, in arrival order.
-  const uint64_t h = KeyTurns::hash(key);
   const bool node_wide = ctx_.topology().shards[ctx_.topology().shard_of_key(key)].members.size() > 1;
-  KeyTurns::SetWaiter me{key};
-  if (!turns_.try_enter(h, node_wide)) co_await turns_.enter(h, node_wide, op.is_blind_put() ? &me : nullptr);
-  if (me.absorbed) {  // a later put of this key wrote for us
-    me.result.combined = true;
-    co_return std::move(me.result);
-  }
-  WriteResult r = co_await write_locked(key, op, std::move(scope));
-  turns_.leave(h);
-  turns_.finish(me, r);
-  co_return r;
+  co_return co_await turns_.in_turn(key, node_wide, op, [&] { return write_locked(key, op, std::move(scope)); });
 }
 
 // With the key's turn: lock the record (transactions may hold it: wait, they finish quickly), evaluate, replicate to
