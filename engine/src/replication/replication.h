@@ -31,7 +31,7 @@ struct TestFaults {
   bool ack_before_replication = false;  // acknowledge writes before the other replicas have them
   bool reads_without_lease = false;     // backups read their own copy without holding leases (cluster/leases.h)
   bool unilateral_exclusion = false;    // a node excludes a replica without telling the others (primary_backup)
-  bool slow_readable_notices = false;   // widens a race window: a backup pauses inside "make readable" (not a bug)
+  bool slow_readable_notices = false;   // primary-backup: a backup pauses inside "make readable" (not a bug)
   bool unconditional_writes = false;    // hermes: plain puts and deletes as the paper has them (never refused)
 };
 
