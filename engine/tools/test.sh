@@ -2,10 +2,10 @@
 # make test-engine: lint; the gtest suite (with the family conformance suites) and multi-process integration tests on
 # the release build; the unit tests and the failure-path integration tests on ASan+UBSan binaries; the concurrency
 # tests (the conformance suites among them) under TSan; the RESP parser fuzzer for RDX_FUZZ_SECONDS (default 60).
-# RDX_TEST_TIERS (default "release asan tsan fuzz") selects tiers.
+# RDX_ENGINE_TIERS (default "release asan tsan fuzz") selects tiers (RDX_TEST_TIERS is hack/test-all.sh's: engine, operator, ...).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-tiers=${RDX_TEST_TIERS:-release asan tsan fuzz}
+tiers=${RDX_ENGINE_TIERS:-release asan tsan fuzz}
 jobs=${RDX_JOBS:-2}
 # The multi-process tests run in their own venv (tools/python-env.sh: pinned packages), whatever python3 is first on
 # PATH (on these machines it is pyenv's, without redis-py): a missing module fails the run, never skips it.
