@@ -44,6 +44,10 @@ struct Rmw {
   }
   // A plain overwrite: what a combined run of SETs may replace by its last value (replication/key_turns.h).
   bool is_blind_put() const { return kind == Kind::kPut && when == When::kAlways && !return_old; }
+  // A put or a delete that neither depends on nor returns the value it replaces.
+  bool is_plain_write() const {
+    return is_blind_put() || (kind == Kind::kDelete && when == When::kAlways && !return_old);
+  }
 
   void encode(rpc::Writer& w) const;
   // False for a malformed or out-of-range encoding (unknown kind, value over the size limit, trailing bytes).

@@ -211,6 +211,10 @@ bool QuorumWorker::from_member(const rpc::Incoming& in) const {
   return from_data_node(in) && t.nodes[in.peer_node].shard == t.nodes[ctx_.self()].shard;
 }
 
+bool QuorumWorker::valid_tag(uint64_t tag) const {
+  return tag_ts(tag) != 0 && tag <= store::kMaxVersion && tag_node(tag) < ctx_.topology().nodes.size();
+}
+
 bool QuorumWorker::replicates(std::string_view key) const {
   return !key.empty() && cluster::is_replica_of(ctx_.topology(), ctx_.self(), key);
 }
@@ -236,9 +240,7 @@ void QuorumWorker::serve_write(const rpc::Incoming& in) {
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag = rd.get<uint64_t>();
   const std::string_view value = rd.bytes(store::kMaxValueBytes);
-  const cluster::Topology& t = ctx_.topology();
-  const bool valid = rd.done() && from_data_node(in) && tag_ts(tag) != 0 && tag <= store::kMaxVersion &&
-                     tag_node(tag) < t.nodes.size() && valid_blob(tag, value) && replicates(key);
+  const bool valid = rd.done() && from_data_node(in) && valid_tag(tag) && valid_blob(tag, value) && replicates(key);
   if (!valid) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   ctx_.rpc().respond(in.reply_to(), install(key, tag, value));
 }

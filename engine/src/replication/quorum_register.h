@@ -152,6 +152,9 @@ class QuorumWorker : public ReplicationProtocol {
   bool from_member(const rpc::Incoming& in) const;
   // Whether `key` is a valid key this node holds a replica of.
   bool replicates(std::string_view key) const;
+  // Whether a tag from a message is one a writer of this topology could have made (timestamp above 0, in the
+  // store's version range, a node that exists).
+  bool valid_tag(uint64_t tag) const;
   std::string_view protocol() const { return node_.protocol(); }
 
   QuorumNode& node_;

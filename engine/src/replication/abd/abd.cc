@@ -25,12 +25,6 @@ uint64_t AbdNode::next_ts(uint64_t h, uint64_t highest) {
 
 namespace {
 
-// What ABD can do with an Rmw: a plain put or a plain delete (no condition, no old value returned).
-bool plain_write(const Rmw& op) {
-  return op.when == Rmw::When::kAlways && !op.return_old &&
-         (op.kind == Rmw::Kind::kPut || op.kind == Rmw::Kind::kDelete);
-}
-
 std::string_view rmw_name(const Rmw& op) {
   if (op.return_old) return "a write that returns the old value (GETSET, SET ... GET, GETDEL)";
   switch (op.when) {
@@ -49,7 +43,7 @@ std::string_view rmw_name(const Rmw& op) {
 }  // namespace
 
 Task<WriteResult> AbdWorker::write(std::string key, Rmw op) {
-  if (!plain_write(op)) {
+  if (!op.is_plain_write()) {  // what ABD can do: a plain put or delete
     co_return WriteResult::failed(
         Code::kUnsupported, fmt::format("replication protocol 'abd' replicates plain reads and writes only: {} needs "
                                         "one agreed order of the key's writes (nothing was written)",

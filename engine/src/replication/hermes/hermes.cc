@@ -93,8 +93,7 @@ Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {
     const Applied a = apply_rmw(op, current);
     if (a.status != Code::kOk || !a.write) co_return result_of(op, a, current, base_tag, 0);
     // (The planted variant: the paper's plain writes, ts + 2 and never refused; hermes.h says what goes wrong.)
-    const bool unconditional = node_.env().faults.unconditional_writes && op.when == Rmw::When::kAlways &&
-                               !op.return_old && (op.kind == Rmw::Kind::kPut || op.kind == Rmw::Kind::kDelete);
+    const bool unconditional = node_.env().faults.unconditional_writes && op.is_plain_write();
     const bool paper = node_.env().faults.unconditional_writes;  // (RMWs: ts + 1, as the paper has them too)
     const uint64_t ts = tag_ts(base_tag) + (unconditional ? 2 : 1 + (paper ? 0 : lost));
     if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "hermes: the key's tags are exhausted");

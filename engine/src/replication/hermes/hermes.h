@@ -44,7 +44,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <unordered_set>
 
 #include "replication/key_turns.h"
 #include "replication/quorum_register.h"
@@ -142,12 +142,11 @@ class HermesWorker final : public QuorumWorker {
   Status start_protocol() override;
   void serve_inv(const rpc::Incoming& in);
   void serve_val(const rpc::Incoming& in);
-  bool valid_tag(uint64_t tag) const;
 
   HermesNode& hermes_;
   KeyTurns turns_;
-  std::unordered_map<std::string, uint64_t> replaying_;  // keys this worker replays now, with the tag
-  std::unordered_map<std::string, uint64_t> asking_;     // keys this worker asks the other members about now
+  std::unordered_set<std::string> replaying_;  // keys this worker replays now
+  std::unordered_set<std::string> asking_;     // keys this worker asks the other members about now
 };
 
 }  // namespace rdx::replication::hermes

@@ -60,10 +60,6 @@ Code HermesWorker::install(const std::string& key, uint64_t tag, std::string_vie
   return install_invalid(key, tag, value).status;
 }
 
-bool HermesWorker::valid_tag(uint64_t tag) const {
-  return tag_ts(tag) != 0 && tag <= store::kMaxVersion && tag_node(tag) < ctx_.topology().nodes.size();
-}
-
 Task<HermesWorker::Spread> HermesWorker::spread(const std::string& key, uint64_t tag, const std::string& value,
                                                 Clock::time_point deadline, Newer* newer, bool unconditional) {
   std::vector<uint16_t> pending = members_of(key).others;
@@ -200,10 +196,10 @@ Task<Code> HermesWorker::wait_valid(const std::string& key, Clock::time_point de
       stalled_tag = c.tag;
       stalled_since = now;
       asked = false;
-    } else if (!asked && now - stalled_since > kAskAfter && asking_.try_emplace(key, c.tag).second) {
+    } else if (!asked && now - stalled_since > kAskAfter && asking_.insert(key).second) {
       asked = true;
       rpc::spawn(ask(key, c.tag));
-    } else if (now - stalled_since > kReplayAfter && replaying_.try_emplace(key, c.tag).second) {
+    } else if (now - stalled_since > kReplayAfter && replaying_.insert(key).second) {
       rpc::spawn(replay(key, c.tag, std::move(c.value)));
       stalled_since = now;
     }

@@ -135,10 +135,6 @@ bool PaxosWorker::valid_blob(uint64_t tag, std::string_view stored) const {
          (!tag_deleted(tag) || stored.size() == kRmwIdBytes) && blob_id(stored).seq != 0;
 }
 
-bool PaxosWorker::in_range(uint64_t tag) const {
-  return tag_ts(tag) != 0 && tag <= store::kMaxVersion && tag_node(tag) < ctx_.topology().nodes.size();
-}
-
 Code PaxosWorker::install(const std::string& key, uint64_t tag, std::string_view value) {
   return paxos_.acceptor().commit(ctx_.table(), ctx_.session(), key, tag, value);
 }
@@ -341,9 +337,9 @@ Task<PaxosWorker::Round> PaxosWorker::ask(const Members& m, Msg msg, std::string
   for (const QuorumReply& q : got.replies) {
     AcceptorReply a;
     if (q.response.status != Code::kOk || !decode_reply(q.response.payload, &a)) continue;
-    const bool valid = (a.verdict != Verdict::kCommitted || (in_range(a.tag) && valid_blob(a.tag, a.blob))) &&
+    const bool valid = (a.verdict != Verdict::kCommitted || (valid_tag(a.tag) && valid_blob(a.tag, a.blob))) &&
                        (a.verdict != Verdict::kPromised || a.accepted.ballot == 0 ||
-                        (in_range(a.accepted.tag) && valid_blob(a.accepted.tag, a.accepted.blob)));
+                        (valid_tag(a.accepted.tag) && valid_blob(a.accepted.tag, a.accepted.blob)));
     if (valid) r.tally(a);
   }
   co_return r;
@@ -360,8 +356,9 @@ void PaxosWorker::serve_prepare(const rpc::Incoming& in) {
   RmwId id;
   id.lane = rd.get<uint64_t>();
   id.seq = rd.get<uint64_t>();
-  const bool base_ok = base_tag == 0 ? slot == 1 && base.empty()
-                                     : in_range(base_tag) && tag_ts(base_tag) + 1 == slot && valid_blob(base_tag, base);
+  const bool base_ok = base_tag == 0
+                           ? slot == 1 && base.empty()
+                           : valid_tag(base_tag) && tag_ts(base_tag) + 1 == slot && valid_blob(base_tag, base);
   if (!rd.done() || !from_data_node(in) || !replicates(key) || slot == 0 || slot > kTagMaxTs || ballot == 0 ||
       id.seq == 0 || !base_ok)
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
@@ -376,7 +373,7 @@ void PaxosWorker::serve_accept(const rpc::Incoming& in) {
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto slot = rd.get<uint64_t>(), ballot = rd.get<uint64_t>(), tag = rd.get<uint64_t>();
   const std::string_view value = rd.bytes(store::kMaxValueBytes);
-  if (!rd.done() || !from_data_node(in) || !replicates(key) || ballot == 0 || !in_range(tag) || tag_ts(tag) != slot ||
+  if (!rd.done() || !from_data_node(in) || !replicates(key) || ballot == 0 || !valid_tag(tag) || tag_ts(tag) != slot ||
       !valid_blob(tag, value))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);

@@ -149,7 +149,6 @@ class PaxosWorker final : public QuorumWorker {
   Status start_protocol() override;
   rpc::Task<bool> copy_extra(uint16_t source) override;  // recovery.cc
 
-  bool in_range(uint64_t tag) const;
   void serve_prepare(const rpc::Incoming& in);
   void serve_accept(const rpc::Incoming& in);
   void serve_open_slots(const rpc::Incoming& in);  // recovery.cc

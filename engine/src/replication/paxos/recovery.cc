@@ -37,10 +37,10 @@ Task<bool> PaxosWorker::copy_extra(uint16_t source) {
       s.state.accepted.tag = rd.get<uint64_t>();
       s.state.accepted.blob = std::string(rd.bytes(store::kMaxValueBytes));
       const Accepted& a = s.state.accepted;
-      valid =
-          !rd.ok() || (replicates(s.key) && s.state.slot != 0 && s.state.slot <= kTagMaxTs &&
-                       (a.ballot == 0 ? a.tag == 0 && a.blob.empty()
-                                      : in_range(a.tag) && tag_ts(a.tag) == s.state.slot && valid_blob(a.tag, a.blob)));
+      valid = !rd.ok() ||
+              (replicates(s.key) && s.state.slot != 0 && s.state.slot <= kTagMaxTs &&
+               (a.ballot == 0 ? a.tag == 0 && a.blob.empty()
+                              : valid_tag(a.tag) && tag_ts(a.tag) == s.state.slot && valid_blob(a.tag, a.blob)));
       if (rd.ok() && valid) {
         paxos_.acceptor().merge(ctx_.table(), ctx_.session(), s);
         ++slots;
