@@ -85,7 +85,7 @@ Task<bool> QuorumWorker::recover_once() {
     any_ever = any_ever || s.ever;
   }
   if (!others.empty() && in_sync == others.size()) {
-    for (uint16_t src : others) {
+    for (uint16_t src : copy_sources(others)) {
       node_.set_recovery_state(fmt::format("copying shard {} from {}", shard, t.nodes[src].name));
       const bool copied = co_await copy_from(src);
       if (!copied) co_return false;

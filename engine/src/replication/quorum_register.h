@@ -143,7 +143,9 @@ class QuorumWorker : public ReplicationProtocol {
   virtual std::string_view client_value(std::string_view stored) const { return stored; }
   // Whether a stored value that arrived in a message is well formed for `tag`.
   virtual bool valid_blob(uint64_t tag, std::string_view stored) const = 0;
-  // Recovery: what a member copies from `source` beyond the records (after them).
+  // Recovery: which in-sync members a recovering member copies from (the quorum register: every other member), and
+  // what it copies from `source` beyond the records (after them).
+  virtual std::vector<uint16_t> copy_sources(std::vector<uint16_t> others) const { return others; }
   virtual rpc::Task<bool> copy_extra(uint16_t) { co_return true; }
   virtual void tick_protocol() {}
 

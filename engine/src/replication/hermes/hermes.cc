@@ -22,13 +22,11 @@ std::unique_ptr<ReplicationProtocol> HermesNode::make_worker(cluster::WorkerCont
   return std::make_unique<HermesWorker>(*this, ctx);
 }
 
-Status HermesWorker::start_protocol() {
+Status HermesWorker::start_marked() {
   auto& rpc = ctx_.rpc();
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kInv), [this](const rpc::Incoming& in) { serve_inv(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVal), [this](const rpc::Incoming& in) { serve_val(in); }));
-  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kState), [this](const rpc::Incoming& in) { serve_state(in); }));
-  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kRead), [this](const rpc::Incoming& in) { serve_forwarded_read(in); }));
-  return rpc.on(msgs_.at(kWrite), [this](const rpc::Incoming& in) { serve_forwarded_write(in); });
+  return rpc.on(msgs_.at(kState), [this](const rpc::Incoming& in) { serve_state(in); });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -37,7 +35,7 @@ Status HermesWorker::start_protocol() {
 Task<KvResult> HermesWorker::get(std::string key) {
   if (key.empty() || key.size() > cluster::kMaxKeyBytes)
     co_return KvResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
-  if (!replicates(key)) co_return co_await get_at_member(key);
+  if (!replicates(key)) co_return co_await read_at(member_connection(key), key);
   if (!ctx_.membership().in_sync())
     co_return KvResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
   // The common case, a Valid key, through the worker's batched local reads (prefetched with the other reads of the
@@ -71,7 +69,7 @@ Task<WriteResult> HermesWorker::write(std::string key, Rmw op) {
   if (op.value.size() > store::kMaxValueBytes || op.expected.size() > store::kMaxValueBytes)
     co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
   const Members m = members_of(key);
-  if (!m.self) co_return co_await write_at_member(key, op);
+  if (!m.self) co_return co_await write_at(member_connection(key), key, op);
   if (!ctx_.membership().in_sync())
     co_return WriteResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
   // This node's updates of one key take turns (they would only abort each other); a plain SET queued behind another
@@ -137,77 +135,6 @@ Task<WriteResult> HermesWorker::update(const std::string& key, const Rmw& op) {
                                     "taken effect");
     ++lost;
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Keys of other shards.
-
-std::optional<transport::ConnId> HermesWorker::member_connection(std::string_view key) const {
-  const cluster::Topology& t = ctx_.topology();
-  for (uint16_t id : t.shards[t.shard_of_key(key)].members)
-    if (t.nodes[id].role == cluster::Role::kData)
-      if (auto conn = ctx_.peer(id)) return conn;
-  return std::nullopt;
-}
-
-Task<KvResult> HermesWorker::get_at_member(const std::string& key) {
-  auto conn = member_connection(key);
-  if (!conn) co_return KvResult::failed(Code::kUnavailable, "hermes: no member of the key's shard is reachable");
-  rpc::Writer w;
-  w.bytes(key);
-  cluster::Read r = cluster::decode_read_reply(co_await ctx_.rpc().call(*conn, msgs_.at(kRead), w.span()));
-  if (r.status != Code::kOk && r.status != Code::kNotFound)
-    co_return KvResult::failed(r.status, "hermes: the member of the key's shard could not read it");
-  KvResult out;
-  out.status = r.status;
-  out.version = r.version;
-  out.value = std::move(r.value);
-  co_return out;
-}
-
-Task<WriteResult> HermesWorker::write_at_member(const std::string& key, const Rmw& op) {
-  auto conn = member_connection(key);
-  if (!conn) co_return WriteResult::failed(Code::kUnavailable, "hermes: no member of the key's shard is reachable");
-  rpc::Writer w;
-  w.bytes(key);
-  op.encode(w);
-  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kWrite), w.span());
-  if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
-    co_return WriteResult::failed(Code::kTimeout,
-                                  "hermes: the member of the key's shard did not answer; the write may or may not "
-                                  "have taken effect");
-  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::string(resp.payload));
-  WriteResult out;
-  rpc::Reader rd(resp.payload);
-  if (!WriteResult::decode(rd, &out) || !rd.done())
-    co_return WriteResult::failed(Code::kInternal, "hermes: malformed answer from the key's member");
-  co_return out;
-}
-
-void HermesWorker::serve_forwarded_read(const rpc::Incoming& in) {
-  rpc::Reader rd(in.payload);
-  std::string key(rd.bytes(cluster::kMaxKeyBytes));
-  if (!rd.done() || !from_data_node(in) || !replicates(key))
-    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-  rpc::spawn([](HermesWorker* self, rpc::ReplyTo to, std::string k) -> Task<void> {
-    KvResult r = co_await self->get(std::move(k));
-    cluster::respond_read(self->ctx_.rpc(), to, cluster::Read{r.status, std::move(r.value), r.version});
-  }(this, in.reply_to(), std::move(key)));
-}
-
-void HermesWorker::serve_forwarded_write(const rpc::Incoming& in) {
-  rpc::Reader rd(in.payload);
-  std::string key(rd.bytes(cluster::kMaxKeyBytes));
-  Rmw op;
-  if (!Rmw::decode(rd, &op) || !rd.done() || !from_data_node(in) || !replicates(key))
-    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
-                              rpc::as_bytes_of(std::string_view("hermes: malformed write request")));
-  rpc::spawn([](HermesWorker* self, rpc::ReplyTo to, std::string k, Rmw o) -> Task<void> {
-    WriteResult r = co_await self->write(std::move(k), std::move(o));
-    rpc::Writer w;
-    r.encode(w);
-    self->ctx_.rpc().respond(to, Code::kOk, w.span());
-  }(this, in.reply_to(), std::move(key), std::move(op)));
 }
 
 }  // namespace rdx::replication::hermes

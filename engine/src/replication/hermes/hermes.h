@@ -37,17 +37,14 @@
 //    (kTimeout) and its keys' updates in flight stay Invalid until it is back. A restarted member recovers as the
 //    quorum register's members do (quorum_recovery.cc: it copies every other member); what it copies arrives
 //    Invalid, and its first read asks the others (above).
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
 
-#include "replication/key_turns.h"
-#include "replication/quorum_register.h"
+#include "replication/marked_register.h"
 
 namespace rdx::replication::hermes {
 
@@ -64,60 +61,36 @@ inline constexpr auto kUpdateBudget = std::chrono::seconds(5);
 enum Msg : uint16_t {
   // request: bytes key, u64 tag, u8 unconditional, bytes value -> kOk (installed, or held already); kAborted: u64
   // tag, bytes value (the receiver's newer ones; never for an unconditional INV); kUnavailable while not in sync
-  kInv = kFirstProtocolMsg,
+  kInv = kFirstMarkedMsg,
   kVal,    // one-way: bytes key, u64 tag
   kState,  // request: bytes key -> kOk: u64 tag (0: none), u8 valid, bytes value; kUnavailable while not in sync
-  kRead,   // from a data node outside the key's shard: bytes key -> kOk: u64 tag, bytes value; kNotFound; a failure
-  kWrite,  // from a data node outside the key's shard: bytes key, Rmw -> kOk: WriteResult; a refusal
 };
 
-// What the workers of one node share.
-class HermesNode final : public QuorumNode {
+class HermesNode final : public MarkedNode {
  public:
-  explicit HermesNode(const NodeEnv& env) : QuorumNode(env, "hermes") {}
+  explicit HermesNode(const NodeEnv& env) : MarkedNode(env, "hermes") {}
   std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
-  KeyTickets& key_tickets() { return key_tickets_; }
-  // A key's state changes (install, validate) under its stripe, so a tag and its Valid mark never interleave with
-  // another tag's; readers take no lock (the store reads value, version and lock word as one state).
-  std::mutex& stripe(uint64_t h) { return stripes_[(h ^ (h >> 31)) % stripes_.size()]; }
-
- private:
-  KeyTickets key_tickets_;
-  std::array<std::mutex, 1024> stripes_;
 };
 
-class HermesWorker final : public QuorumWorker {
+// A key's copy is Valid when unmarked, Invalid when marked (marked_register.h).
+class HermesWorker final : public MarkedWorker {
  public:
-  HermesWorker(HermesNode& node, cluster::WorkerContext& ctx)
-      : QuorumWorker(node, ctx), hermes_(node), turns_(ctx.sched(), node.key_tickets()) {}
+  HermesWorker(HermesNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx) {}
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
 
  private:
-  struct Copy {  // this node's copy of a key
-    bool found = false;
-    uint64_t tag = 0;
-    std::string value;
-    bool valid = false;
-  };
-  struct Newer {  // what a refusal reported
-    uint64_t tag = 0;
-    std::string value;
-  };
-  struct Installed {
-    Code status = Code::kOk;     // kAborted: `only_over` did not hold; kResourceExhausted: the store is full
-    std::optional<Newer> newer;  // this node holds a newer tag (nothing installed)
-  };
   // How an INV to every other member ended.
   enum class Spread { kCommitted, kRefused, kUnanswered };
 
-  Copy copy_of(const std::string& key);
   // Installs (tag, value) Invalid unless this node holds a newer tag (reported); an equal tag stays as it is. With
   // `only_over`, only if the key holds that tag (0: absent) Valid: a coordinator's base.
   Installed install_invalid(const std::string& key, uint64_t tag, std::string_view value,
-                            std::optional<uint64_t> only_over = std::nullopt);
+                            std::optional<uint64_t> only_over = std::nullopt) {
+    return install_copy(key, tag, value, false, only_over);
+  }
   // Makes `tag` Valid here if the key still holds it.
-  void validate(const std::string& key, uint64_t tag);
+  void validate(const std::string& key, uint64_t tag) { unmark(key, tag); }
   // Waits until the key is Valid here (replaying it when it stays Invalid); kOk with its copy, or why not.
   rpc::Task<Code> wait_valid(const std::string& key, std::chrono::steady_clock::time_point deadline, Copy* out,
                              std::string* why);
@@ -130,21 +103,14 @@ class HermesWorker final : public QuorumWorker {
   rpc::Task<void> ask(std::string key, uint64_t tag);
   void serve_state(const rpc::Incoming& in);
   rpc::Task<WriteResult> update(const std::string& key, const Rmw& op);
-  // A key of another shard: its operation runs at a member (the first connected one).
-  std::optional<transport::ConnId> member_connection(std::string_view key) const;
-  rpc::Task<cluster::KvResult> get_at_member(const std::string& key);
-  rpc::Task<WriteResult> write_at_member(const std::string& key, const Rmw& op);
-  void serve_forwarded_read(const rpc::Incoming& in);
-  void serve_forwarded_write(const rpc::Incoming& in);
 
-  Code install(const std::string& key, uint64_t tag, std::string_view value) override;
-  bool valid_blob(uint64_t tag, std::string_view stored) const override { return !tag_deleted(tag) || stored.empty(); }
-  Status start_protocol() override;
+  Code install(const std::string& key, uint64_t tag, std::string_view value) override {
+    return install_invalid(key, tag, value).status;
+  }
+  Status start_marked() override;
   void serve_inv(const rpc::Incoming& in);
   void serve_val(const rpc::Incoming& in);
 
-  HermesNode& hermes_;
-  KeyTurns turns_;
   std::unordered_set<std::string> replaying_;  // keys this worker replays now
   std::unordered_set<std::string> asking_;     // keys this worker asks the other members about now
 };

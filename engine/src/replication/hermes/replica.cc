@@ -13,53 +13,6 @@ using namespace cluster::lockword;
 using rpc::Task;
 using Clock = std::chrono::steady_clock;
 
-HermesWorker::Copy HermesWorker::copy_of(const std::string& key) {
-  Copy c;
-  uint64_t lock = 0;
-  if (ctx_.table().get(ctx_.session(), key, &c.value, &c.tag, &lock) != store::OpStatus::kOk) return Copy{};
-  c.found = true;
-  c.valid = (lock & kNotReadable) == 0;
-  return c;
-}
-
-HermesWorker::Installed HermesWorker::install_invalid(const std::string& key, uint64_t tag, std::string_view value,
-                                                      std::optional<uint64_t> only_over) {
-  std::lock_guard<std::mutex> lk(hermes_.stripe(KeyTurns::hash(key)));
-  Copy c = copy_of(key);
-  Installed out;
-  if (only_over && ((c.found ? c.tag : 0) != *only_over || (c.found && !c.valid))) {
-    out.status = Code::kAborted;  // the coordinator's base moved on: it evaluates again
-    return out;
-  }
-  if (c.found && c.tag >= tag) {
-    if (c.tag > tag) out.newer = Newer{c.tag, std::move(c.value)};
-    return out;
-  }
-  // The mark before the value: no reader sees the new value Valid. (A new record is created marked.)
-  if (c.found) cluster::set_lock_bits(ctx_.table(), ctx_.session(), key, kNotReadable);
-  switch (ctx_.table().put(ctx_.session(), key, value, tag, nullptr, kNotReadable)) {
-    case store::OpStatus::kOk:
-      break;
-    case store::OpStatus::kNoMemory:
-      out.status = Code::kResourceExhausted;
-      break;
-    default:
-      out.status = Code::kInternal;
-      spdlog::error("hermes: could not install '{}' at tag {:#x}", key, tag);
-  }
-  return out;
-}
-
-void HermesWorker::validate(const std::string& key, uint64_t tag) {
-  std::lock_guard<std::mutex> lk(hermes_.stripe(KeyTurns::hash(key)));
-  Copy c = copy_of(key);
-  if (c.found && c.tag == tag && !c.valid) cluster::clear_lock_bits(ctx_.table(), ctx_.session(), key, kNotReadable);
-}
-
-Code HermesWorker::install(const std::string& key, uint64_t tag, std::string_view value) {
-  return install_invalid(key, tag, value).status;
-}
-
 Task<HermesWorker::Spread> HermesWorker::spread(const std::string& key, uint64_t tag, const std::string& value,
                                                 Clock::time_point deadline, Newer* newer, bool unconditional) {
   std::vector<uint16_t> pending = members_of(key).others;
@@ -154,7 +107,7 @@ void HermesWorker::serve_state(const rpc::Incoming& in) {
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   const Copy c = copy_of(key);
   rpc::Writer w;
-  w.put(c.found ? c.tag : uint64_t{0}).put(static_cast<uint8_t>(c.found && c.valid ? 1 : 0)).bytes(c.value);
+  w.put(c.found ? c.tag : uint64_t{0}).put(static_cast<uint8_t>(c.found && !c.marked ? 1 : 0)).bytes(c.value);
   ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
 }
 
@@ -187,7 +140,7 @@ Task<Code> HermesWorker::wait_valid(const std::string& key, Clock::time_point de
   bool asked = false;  // (once per tag)
   for (int attempt = 0;; ++attempt) {
     Copy c = copy_of(key);
-    if (!c.found || c.valid) {
+    if (!c.found || !c.marked) {
       *out = std::move(c);
       co_return Code::kOk;
     }
