@@ -88,7 +88,7 @@ func TestRDX(t *testing.T) {
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
 	targetLostMidRun(t, env, ns)
-	for _, protocol := range []string{"abd", "paxos", "hermes"} {
+	for _, protocol := range []string{"abd", "paxos", "hermes", "craq"} {
 		leaderlessCluster(t, env, c, run, protocol)
 	}
 
@@ -180,7 +180,7 @@ func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
 		want  string
 	}{
 		{[]string{"spec", "transactions", "protocol"}, "occ", `Unsupported value: "occ": supported values: "dnl4", "dnl2", "dnl1"`},
-		{[]string{"spec", "replication", "protocol"}, "craq", `Unsupported value: "craq": supported values: "primary-backup"`},
+		{[]string{"spec", "replication", "protocol"}, "zab", `Unsupported value: "zab": supported values: "primary-backup"`},
 		{[]string{"spec", "transport", "primitives"}, "onesided", `Unsupported value: "onesided": supported values: "rpc"`},
 	}
 	for _, tc := range cases {

@@ -13,15 +13,22 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
-// leaderlessCluster runs a TxCluster of a leaderless replication protocol (abd or paxos; no transactions), named
-// after it, with the sample's transport: keys written and read back through its endpoint; with paxos also
-// read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses them); then one member's pod
-// deleted under a write load, which must go on without a pause (every operation needs only a majority of the
-// members), and the TxCluster deleted again.
+// survivesNoMemberLoss tells whether a replication protocol needs every member of a shard for its writes (hermes,
+// craq: rdxd's registry says Survives::kNoLoss), so that a member's loss stops its shard's writes until it is back.
+func survivesNoMemberLoss(protocol string) bool {
+	return protocol == "hermes" || protocol == "craq"
+}
+
+// leaderlessCluster runs a TxCluster of a single-key replication protocol without an elected primary (abd, paxos,
+// hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
+// its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses
+// them); then one member's pod deleted under a write load, which must go on without a pause (every operation needs
+// only a majority of the members), or, for a protocol that survives no member's loss, without a load, the keys read
+// back and more written once it is back; and the TxCluster deleted again.
 func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, protocol string) {
 	what := "a member deleted under load"
-	if protocol == "hermes" {
-		what = "a member deleted (no load: hermes' updates stop until it is back)"
+	if survivesNoMemberLoss(protocol) {
+		what = "a member deleted (no load: " + protocol + "'s writes stop until it is back)"
 	}
 	env.Step(t, "a TxCluster with replication %s (transactions none): keys through its endpoint, %s", protocol, what)
 	ctx := framework.Ctx(t)
@@ -67,14 +74,14 @@ func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, p
 		linearizabilityBenchmark(t, env, c)
 	}
 	member := fmt.Sprintf("%s-s0-1", c.name)
-	if protocol == "hermes" {
-		// Hermes survives no member's loss (an update needs every member): writes stop while the member is gone,
-		// and every acknowledged key is there once it is back.
-		deletePod(t, env, c, member, "a hermes member (updates stop until it is back)")
-		verifyKeys(t, env, c, "client-hermes-verify-after-member", run+"a", "500")
-		res = env.RunClient(t, ns, "client-hermes-write-after-member", clientTimeout, "write", "--addr", c.redisAddr,
-			"--run", run+"b", "--count", "200")
-		verifyKeys(t, env, c, "client-hermes-verify-b", run+"b", "200")
+	if survivesNoMemberLoss(protocol) {
+		// Hermes and CRAQ survive no member's loss (a write needs every member): writes stop while the member is
+		// gone, and every acknowledged key is there once it is back.
+		deletePod(t, env, c, member, "a "+protocol+" member (writes stop until it is back)")
+		verifyKeys(t, env, c, "client-"+protocol+"-verify-after-member", run+"a", "500")
+		res = env.RunClient(t, ns, "client-"+protocol+"-write-after-member", clientTimeout, "write", "--addr",
+			c.redisAddr, "--run", run+"b", "--count", "200")
+		verifyKeys(t, env, c, "client-"+protocol+"-verify-b", run+"b", "200")
 	} else {
 		underLoad(t, env, c, run+protocol, "deleting a "+protocol+" member's pod", func() {
 			deletePod(t, env, c, member, "a "+protocol+" member")

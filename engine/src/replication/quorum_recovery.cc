@@ -10,7 +10,9 @@
 //    this node has at least majority - 1 of the n - 1 others); all of them also hold every tag this node's previous
 //    life wrote anywhere, so the timestamps it picks next (above what its queries see, its own copy included) never
 //    repeat one of them with another value (a tag is (timestamp, node), and the node id survives the restart).
-//    The price: a member that restarts waits until every other member is in sync. Writes stored here meanwhile
+//    The price: a member that restarts waits until every other member is in sync. (A protocol whose members are
+//    ordered may name fewer sources, QuorumWorker::copy_sources: craq copies from one neighbour in its chain, which
+//    holds every write any member after it holds, craq.h.) Writes stored here meanwhile
 //    stay: a copied record is applied only when its tag is newer. After each member's records comes whatever else
 //    the protocol keeps (QuorumWorker::copy_extra; Paxos: its acceptors' state).
 //  - A fresh shard: every member answered within one short round (kStatusTimeout) and none was ever in sync:

@@ -62,7 +62,7 @@ type TxCluster struct {
 // TxClusterSpec is the desired state of a TxCluster.
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
-// +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
+// +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
@@ -340,7 +340,7 @@ const (
 type TransactionsSpec struct {
 	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, or none (no transactions:
 	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocols abd,
-	// paxos and hermes),
+	// paxos, hermes and craq),
 	// written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
@@ -357,7 +357,7 @@ type TransactionsSpec struct {
 }
 
 // ReplicationProtocol is a replication protocol inside a shard that rdxd implements.
-// +kubebuilder:validation:Enum=primary-backup;abd;paxos;hermes
+// +kubebuilder:validation:Enum=primary-backup;abd;paxos;hermes;craq
 type ReplicationProtocol string
 
 const (
@@ -372,6 +372,10 @@ const (
 	// ReplicationHermes: Hermes (Odyssey's): any member updates a key by invalidating it at every other member;
 	// reads are local; every member must acknowledge, so a member's loss stops its shard's updates; single keys only.
 	ReplicationHermes ReplicationProtocol = "hermes"
+	// ReplicationCRAQ: CRAQ, chain replication with apportioned queries (Odyssey's): the chain's head orders every
+	// write, its tail commits it; any member reads a clean key locally; the chain needs every member, so a member's
+	// loss stops its shard's writes; single keys only.
+	ReplicationCRAQ ReplicationProtocol = "craq"
 )
 
 // ReplicationSpec configures replication inside each shard.
@@ -388,6 +392,12 @@ type ReplicationSpec struct {
 	// validating it once all acknowledged; reads are served by the member asked, without a round trip. Every member
 	// must acknowledge an update: while a member is down or restarting (a rolling update too) its shard's updates
 	// fail and reads of keys with an update in flight wait; no transactions (transactions.protocol must be none).
+	// `craq`: chain replication with apportioned queries; the shard's members form a chain in their order: its head
+	// (the shard's first member) orders every write (every single-key command), its tail (the last member) commits
+	// it. Every member answers reads of a clean key itself and asks the tail about a key with a write in flight.
+	// Every member must be up for writes: while a member is down or restarting (a rolling update too) its shard's
+	// writes fail (so do reads of a key with a write in flight while the tail is down); no transactions
+	// (transactions.protocol must be none).
 	// Written to topology replication.protocol.
 	// +optional
 	// +kubebuilder:default=primary-backup

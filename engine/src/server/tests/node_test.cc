@@ -26,9 +26,9 @@ Status create(const cluster::Topology& t) {
 
 TEST(Node, RefusesProtocolsThisBuildDoesNotImplementNamingTheOnesItHas) {
   EXPECT_TRUE(create(topology("primary-backup", "dnl4", "rpc")).is_ok());
-  Status rep = create(topology("craq", "dnl4", "rpc"));
+  Status rep = create(topology("zab", "dnl4", "rpc"));
   EXPECT_EQ(rep.code(), Code::kUnsupported);
-  EXPECT_NE(rep.message().find("replication protocol 'craq' is not implemented"), std::string::npos) << rep.message();
+  EXPECT_NE(rep.message().find("replication protocol 'zab' is not implemented"), std::string::npos) << rep.message();
   EXPECT_NE(rep.message().find("primary-backup"), std::string::npos) << rep.message();
   Status cc = create(topology("primary-backup", "occ", "rpc"));
   EXPECT_EQ(cc.code(), Code::kUnsupported);
