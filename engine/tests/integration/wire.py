@@ -76,3 +76,45 @@ def rpc_call(port, msg_type, payload, msg_id=7):
     finally:
         s.close()
     raise AssertionError("no response")
+
+
+def send_requests(port, messages, src_node, dst_worker=0, wait=2.0):
+    """Sends `messages` ((type, payload) pairs, as requests with ids 1..n) over one raw connection that says it is node
+    `src_node`, and gathers responses for `wait` seconds (a handler that drops a message, or a one-way type, answers
+    nothing). Returns {message index: status}; raises when the node refuses the hello or closes the connection."""
+    epoch = wire_epoch(port)
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(struct.pack(HELLO, 0x52445831, 1, src_node, epoch, 0, dst_worker, 65536, 0))
+    hello = struct.unpack(HELLO, s.recv(24))
+    assert hello[7] == 0, "handshake refused"
+    for i, (msg_type, payload) in enumerate(messages):
+        packet = struct.pack(RPC_PACKET, 0x52504331, epoch, 1, 0, 16 + 16 + len(payload))
+        packet += struct.pack(RPC_MESSAGE, msg_type, 1, 0, len(payload), i + 1) + payload
+        s.sendall(frame(len(packet), 1, packet))
+    statuses, buf = {}, b""
+    deadline = time.time() + wait
+    s.settimeout(0.2)
+    try:
+        while time.time() < deadline and len(statuses) < len(messages):
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                continue
+            assert chunk, "the node closed the connection"
+            buf += chunk
+            while len(buf) >= 24:
+                flen, ftype = struct.unpack_from("<IB", buf)
+                if len(buf) < 24 + flen:
+                    break
+                body, buf = buf[24:24 + flen], buf[24 + flen:]
+                if ftype != 1:
+                    continue
+                off = 16
+                for _ in range(struct.unpack_from(RPC_PACKET, body)[2]):
+                    _, kind, status, mlen, mid = struct.unpack_from(RPC_MESSAGE, body, off)
+                    off += 16 + mlen
+                    if kind == 2 and 1 <= mid <= len(messages):
+                        statuses[mid - 1] = status
+    finally:
+        s.close()
+    return statuses

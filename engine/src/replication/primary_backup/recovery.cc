@@ -27,7 +27,9 @@ constexpr int kJoinAttempts = 15;  // x 200 ms: nodes that stay unreachable this
 
 Status Recovery::start() {
   auto& rpc = ctx_.rpc();
+  // kSyncStatus, kJoin and kJoinDone carry nothing: anything else is a malformed message and changes nothing.
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kSyncStatus), [this](const rpc::Incoming& in) {
+    if (!in.payload.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     rpc::Writer w;
     w.put(static_cast<uint8_t>(ctx_.membership().in_sync() ? 1 : state_.holds_copy() ? 2 : 0));
     w.put(static_cast<uint8_t>(in.peer_node < ctx_.topology().nodes.size() ? ctx_.membership().member(in.peer_node)
@@ -36,7 +38,8 @@ Status Recovery::start() {
     ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoin), [this](const rpc::Incoming& in) {
-    if (in.peer_node == ctx_.self()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+    if (in.peer_node == ctx_.self() || !in.payload.empty())
+      return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     // A node this one's epoch does not have yet (a scale-out this node or one of its workers has not applied): it
     // asks again.
     if (in.peer_node >= ctx_.topology().nodes.size() ||
@@ -48,7 +51,7 @@ Status Recovery::start() {
     rpc::spawn(wait_drained(in.reply_to(), ctx_.membership().generation()));
   }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kJoinDone), [this](const rpc::Incoming& in) {
-    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self()) return;
+    if (in.peer_node >= ctx_.topology().nodes.size() || in.peer_node == ctx_.self() || !in.payload.empty()) return;
     // Only a join in progress completes: if the node was excluded meanwhile it missed writes and joins again.
     if (ctx_.membership().member(in.peer_node) != MemberState::kJoining) return;
     ctx_.membership().set_member(in.peer_node, MemberState::kInSync);

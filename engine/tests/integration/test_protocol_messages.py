@@ -1,0 +1,84 @@
+"""Every replication protocol's own messages, malformed, from a peer that says it is a member of the shard: each
+message type of the protocol's range (rdxd --list --json) gets truncated, garbage and out-of-range payloads at both
+workers of a node. The node must stay up and in service and change nothing: every key reads back as written, through
+every node, and writes still apply. Most payloads are refused (kInvalidArgument) or dropped; a few happen to be
+well-formed requests that only read (an empty status request, a forwarded read of a key), and those are answered.
+No payload is a well-formed write: keys come with no tag or an impossible one (0, or above every version)."""
+import random
+import struct
+import time
+
+import pytest
+import redis
+
+from conftest import registered_entries, wait_until
+from wire import send_requests
+
+PROTOCOLS = {e["name"]: e for e in registered_entries("replication")}
+NODES = ["n0", "n1", "n2"]
+INVALID_ARGUMENT = 1
+BAD_TAGS = (0, 0xFFFFFFFFFFFFFFFF)  # no protocol's tag or version: 0 is "never written", the other out of range
+# Payloads no message of any protocol decodes (3 bytes; a key followed by 3 stray bytes): a request gets no kOk.
+NEVER_OK = (b"\xff" * 3, struct.pack("<I", 3) + b"m:1\x01\x02\x03")
+
+
+def key_bytes(key):
+    return struct.pack("<I", len(key)) + key
+
+
+def malformed_payloads(rng):
+    """Truncated, garbage and out-of-range payloads (see the module docstring)."""
+    k = key_bytes(b"m:1")
+    out = [*NEVER_OK, b"", b"\x00", struct.pack("<I", 0xFFFFFFFF), k, rng.randbytes(16), rng.randbytes(300)]
+    for tag in BAD_TAGS:
+        t = struct.pack("<Q", tag)
+        out += [k + t, k + t + key_bytes(b"x"), k + t + b"\x00" + key_bytes(b"x"), k + t + b"\x07" + key_bytes(b"x")]
+    return out
+
+
+def up(cluster, protocol):
+    txn = [] if PROTOCOLS[protocol]["carries_transactions"] else ["--txn-protocol", "none"]
+    return cluster.up(nodes=3, extra=["--replication", protocol, *txn])
+
+
+def client(cluster, node):
+    return redis.Redis(port=cluster.node(node)["redis_port"], socket_timeout=5, decode_responses=True)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_malformed_protocol_messages_are_refused_and_change_nothing(cluster, protocol):
+    up(cluster, protocol)
+    keys = {f"m:{i}": f"v-{i}" for i in range(40)}
+    writer = client(cluster, "n0")
+    for k, v in keys.items():
+        assert writer.set(k, v)
+    first, last = PROTOCOLS[protocol]["messages"]
+    payloads = malformed_payloads(random.Random(7))
+    messages = [(t, p) for t in range(first, last + 1) for p in payloads]
+    target = cluster.node("n0")
+    member = next(i for i, n in enumerate(cluster.topology["nodes"]) if n["name"] == "n1")
+    answers = {}
+    for worker in (0, 1):
+        statuses = send_requests(target["port"], messages, src_node=member, dst_worker=worker)
+        for i, s in statuses.items():
+            answers[s] = answers.get(s, 0) + 1
+            assert not (s == 0 and messages[i][1] in NEVER_OK), f"{protocol}: type {messages[i][0]} took {messages[i][1]}"
+    print(f"{protocol}: {2 * len(messages)} malformed messages (types {first}..{last}); answers by status code: "
+          f"{dict(sorted(answers.items()))}, the rest dropped")
+    assert answers.get(INVALID_ARGUMENT, 0) > 0
+    # Up, in service, nothing changed, through every node.
+    for n in NODES:
+        wait_until(lambda n=n: cluster.ready(n), timeout=20, what=f"{n} ready again")
+    for n in NODES:
+        c = client(cluster, n)
+        deadline = time.time() + 20
+        while True:
+            try:
+                got = [c.get(k) for k in keys]
+                break
+            except redis.RedisError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert got == list(keys.values()), f"{protocol}: {n} reads {got}"
+    assert writer.set("m:after", "ok") and client(cluster, "n2").get("m:after") == "ok"
