@@ -10,6 +10,10 @@ write itself forwards it). Throughput counts completed operations; the p99 and m
 too. Absolute numbers on a shared 2-core machine mean little (the paper: 7 x 56-core machines, 100 Gb/s RDMA):
 compare protocols with each other, as ratios, within one run.
 
+Under each row, the CPU time per operation (microseconds, user + system) of the three nodes together and of the
+client (rdx-bench), over the whole run, warm-up included (operations: throughput x (warm-up + duration)): where the
+client's share is large, it bounds the ratio between protocols (in the paper, clients run inside the servers).
+
 The right-hand side: write-only latency (p99 / mean, microseconds) at 25, 50 and 75 % of the protocol's peak write
 throughput (the 100 % write column, measured just before), with rdx-bench --rate pacing the same sessions, and at
 100 % (that closed-loop run itself).
@@ -19,6 +23,7 @@ Usage: tools/replication_table.py [--duration 3] [--keys 10000] [--threads 2] [-
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -61,11 +66,34 @@ def protocols(bin_dir):
     return [e["name"] for e in json.loads(out)["replication"]]
 
 
+WARMUP_S = 1  # rdx-bench's default --warmup
+
+
 def result_of(path):
     with open(path) as f:
         r = json.load(f)
-    return {"ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"], "mean_us": r["latency"]["mean_us"],
-            "errors": r["errors"]["total"]}
+    out = {"ops_s": r["throughput_ops_s"], "p99_us": r["latency"]["p99_us"], "mean_us": r["latency"]["mean_us"],
+           "errors": r["errors"]["total"]}
+    cpu = path[:-len(".json")] + ".cpu.json"  # (runs measured here; a run made elsewhere has none)
+    if os.path.exists(cpu):
+        with open(cpu) as f:
+            out.update(json.load(f))
+    return out
+
+
+def cpu_seconds(pids):
+    """User + system CPU seconds the processes used so far (/proc/<pid>/stat fields 14 and 15)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def collect(results_dir, protocol):
@@ -87,10 +115,19 @@ def measure(args, protocol):
     bench = [os.path.join(args.bin, "rdx-bench"), "--config", topo, "--keys", str(args.keys), "--value-size", "32",
              "--threads", str(args.threads), "--outstanding", str(args.outstanding)]
 
+    with open(os.path.join(d, "pids.json")) as f:
+        nodes = list(json.load(f).values())
+
     def run(name, read_ratio, extra=()):
         out = os.path.join(d, f"{protocol}-{name}.json")
+        node_cpu, client_cpu = cpu_seconds(nodes), children_cpu_seconds()
         sh(bench + ["--json", out, "--read-ratio", str(read_ratio), "--duration", str(args.duration), "--read-from",
-                    "any", "--write-to", "any", *extra], timeout=args.duration * 10 + 120)
+                    "any", "--write-to", "any", "--warmup", str(WARMUP_S), *extra], timeout=args.duration * 10 + 120)
+        node_cpu, client_cpu = cpu_seconds(nodes) - node_cpu, children_cpu_seconds() - client_cpu
+        ops = result_of(out)["ops_s"] * (WARMUP_S + args.duration)
+        if ops:
+            with open(out[:-len(".json")] + ".cpu.json", "w") as f:
+                json.dump({"node_cpu_us": node_cpu / ops * 1e6, "client_cpu_us": client_cpu / ops * 1e6}, f)
         return result_of(out)
 
     try:
@@ -138,6 +175,9 @@ def main():
         if p in PAPER:
             print(f"{'  paper':<{L}}" + "".join(f"{v:>{W}}" for v in PAPER[p]))
         print(f"{'  p99/mean us':<{L}}" + "".join(f"{p99_mean(r):>{W}}" for r in rows))
+        if all("node_cpu_us" in r for r in rows):
+            print(f"{'  cpu us/op nodes/client':<{L}}"
+                  + "".join(f"{r['node_cpu_us']:>{W - 5}.0f}/{r['client_cpu_us']:<4.0f}" for r in rows))
         if any(r["errors"] for r in rows):
             print(f"{'  errors':<{L}}" + "".join(f"{r['errors']:>{W}}" for r in rows))
     names = list(results)
