@@ -43,6 +43,24 @@ def frame(length, ftype, body=b""):
     return struct.pack(FRAME, length, ftype, 0, 0, 0, 1, 0, 0) + body
 
 
+def rpc_messages(buf):
+    """The RPC messages of the complete frames at the start of `buf`: ([(kind, status, id, payload)], what is left)."""
+    out = []
+    while len(buf) >= 24:
+        flen, ftype = struct.unpack_from("<IB", buf)
+        if len(buf) < 24 + flen:
+            break
+        body, buf = buf[24:24 + flen], buf[24 + flen:]
+        if ftype != 1:
+            continue
+        off = 16
+        for _ in range(struct.unpack_from(RPC_PACKET, body)[2]):
+            _, kind, status, mlen, mid = struct.unpack_from(RPC_MESSAGE, body, off)
+            out.append((kind, status, mid, body[off + 16:off + 16 + mlen]))
+            off += 16 + mlen
+    return out, buf
+
+
 def rpc_call(port, msg_type, payload, msg_id=7):
     """One request over a raw connection; returns (status, payload) of its response."""
     epoch = wire_epoch(port)
@@ -55,21 +73,10 @@ def rpc_call(port, msg_type, payload, msg_id=7):
     deadline = time.time() + 10
     try:
         while time.time() < deadline:
-            while len(buf) >= 24:
-                flen, ftype = struct.unpack_from("<IB", buf)
-                if len(buf) < 24 + flen:
-                    break
-                body, buf = buf[24:24 + flen], buf[24 + flen:]
-                if ftype != 1:
-                    continue
-                count = struct.unpack_from(RPC_PACKET, body)[2]
-                off = 16
-                for _ in range(count):
-                    _, kind, status, mlen, mid = struct.unpack_from(RPC_MESSAGE, body, off)
-                    off += 16
-                    if kind == 2 and mid == msg_id:
-                        return status, body[off:off + mlen]
-                    off += mlen
+            messages, buf = rpc_messages(buf)
+            for kind, status, mid, body in messages:
+                if kind == 2 and mid == msg_id:
+                    return status, body
             chunk = s.recv(65536)
             assert chunk, "connection closed"
             buf += chunk
@@ -101,20 +108,10 @@ def send_requests(port, messages, src_node, dst_worker=0, wait=2.0):
             except socket.timeout:
                 continue
             assert chunk, "the node closed the connection"
-            buf += chunk
-            while len(buf) >= 24:
-                flen, ftype = struct.unpack_from("<IB", buf)
-                if len(buf) < 24 + flen:
-                    break
-                body, buf = buf[24:24 + flen], buf[24 + flen:]
-                if ftype != 1:
-                    continue
-                off = 16
-                for _ in range(struct.unpack_from(RPC_PACKET, body)[2]):
-                    _, kind, status, mlen, mid = struct.unpack_from(RPC_MESSAGE, body, off)
-                    off += 16 + mlen
-                    if kind == 2 and 1 <= mid <= len(messages):
-                        statuses[mid - 1] = status
+            answers, buf = rpc_messages(buf + chunk)
+            for kind, status, mid, _ in answers:
+                if kind == 2 and 1 <= mid <= len(messages):
+                    statuses[mid - 1] = status
     finally:
         s.close()
     return statuses
