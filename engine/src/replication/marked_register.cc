@@ -59,9 +59,8 @@ void MarkedWorker::unmark(const std::string& key, uint64_t tag) {
 
 Status MarkedWorker::start_protocol() {
   auto& rpc = ctx_.rpc();
-  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kForwardedRead), [this](const rpc::Incoming& in) { serve_forwarded_read(in); }));
-  RDX_RETURN_IF_ERROR(
-      rpc.on(msgs_.at(kForwardedWrite), [this](const rpc::Incoming& in) { serve_forwarded_write(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(forwarded_), [this](const rpc::Incoming& in) { serve_forwarded_read(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(forwarded_ + 1), [this](const rpc::Incoming& in) { serve_forwarded_write(in); }));
   return start_marked();
 }
 
@@ -82,7 +81,7 @@ Task<KvResult> MarkedWorker::read_at(std::optional<transport::ConnId> conn, cons
                                fmt::format("{}: no member of the key's shard is reachable", protocol()));
   rpc::Writer w;
   w.bytes(key);
-  cluster::Read r = cluster::decode_read_reply(co_await ctx_.rpc().call(*conn, msgs_.at(kForwardedRead), w.span()));
+  cluster::Read r = cluster::decode_read_reply(co_await ctx_.rpc().call(*conn, msgs_.at(forwarded_), w.span()));
   if (r.status != Code::kOk && r.status != Code::kNotFound)
     co_return KvResult::failed(r.status,
                                fmt::format("{}: the member of the key's shard could not read it", protocol()));
@@ -100,7 +99,7 @@ Task<WriteResult> MarkedWorker::write_at(std::optional<transport::ConnId> conn, 
   rpc::Writer w;
   w.bytes(key);
   op.encode(w);
-  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kForwardedWrite), w.span());
+  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(forwarded_ + 1), w.span());
   if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
     co_return WriteResult::failed(Code::kTimeout, fmt::format("{}: the member of the key's shard did not answer; the "
                                                               "write may or may not have taken effect",

@@ -16,14 +16,6 @@
 
 namespace rdx::replication {
 
-// Forwarded operations on keys of another shard, after the register's messages; a protocol's own start at
-// kFirstMarkedMsg.
-enum MarkedMsg : uint16_t {
-  kForwardedRead = kFirstProtocolMsg,  // bytes key -> a read reply (cluster/local_reads.h)
-  kForwardedWrite,                     // bytes key, Rmw -> kOk: WriteResult; a refusal
-  kFirstMarkedMsg,
-};
-
 class MarkedNode : public QuorumNode {
  public:
   using QuorumNode::QuorumNode;
@@ -39,8 +31,12 @@ class MarkedNode : public QuorumNode {
 
 class MarkedWorker : public QuorumWorker {
  public:
-  MarkedWorker(MarkedNode& node, cluster::WorkerContext& ctx)
-      : QuorumWorker(node, ctx), marked_(node), turns_(ctx.sched(), node.key_tickets()) {}
+  // `forwarded`: the offset of the two messages that carry operations on keys of another shard in the protocol's
+  // range (after its own, so that adding these did not renumber hermes' messages):
+  //   forwarded      read: bytes key -> a read reply (cluster/local_reads.h)
+  //   forwarded + 1  write: bytes key, Rmw -> kOk: WriteResult; a refusal
+  MarkedWorker(MarkedNode& node, cluster::WorkerContext& ctx, uint16_t forwarded)
+      : QuorumWorker(node, ctx), marked_(node), turns_(ctx.sched(), node.key_tickets()), forwarded_(forwarded) {}
 
  protected:
   struct Copy {  // this node's copy of a key
@@ -82,6 +78,8 @@ class MarkedWorker : public QuorumWorker {
   Status start_protocol() final;
   void serve_forwarded_read(const rpc::Incoming& in);
   void serve_forwarded_write(const rpc::Incoming& in);
+
+  const uint16_t forwarded_;
 };
 
 }  // namespace rdx::replication

@@ -39,10 +39,11 @@ enum Msg : uint16_t {
   // request, from the predecessor in the chain: bytes key, u64 tag, bytes value -> kOk once committed: u64 tag the
   // receiver holds, [bytes value: when that is not the tag sent] (newer: the sender takes it); kUnavailable while not
   // in sync; a failure when the chain after the receiver did not answer
-  kPropagate = kFirstMarkedMsg,
+  kPropagate = kFirstProtocolMsg,
   // request, at the tail: bytes key, u64 tag (the asker's dirty one) -> kOk: u64 committed tag (0: none), [bytes
   // value: when it is not the tag asked]; kUnavailable while not in sync
   kVersion,
+  kForwarded,  // and the next: operations on keys of other shards (marked_register.h)
 };
 
 class CraqNode final : public MarkedNode {
@@ -53,7 +54,7 @@ class CraqNode final : public MarkedNode {
 
 class CraqWorker final : public MarkedWorker {
  public:
-  CraqWorker(CraqNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx) {}
+  CraqWorker(CraqNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) {}
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
 

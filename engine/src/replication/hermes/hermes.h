@@ -61,9 +61,10 @@ inline constexpr auto kUpdateBudget = std::chrono::seconds(5);
 enum Msg : uint16_t {
   // request: bytes key, u64 tag, u8 unconditional, bytes value -> kOk (installed, or held already); kAborted: u64
   // tag, bytes value (the receiver's newer ones; never for an unconditional INV); kUnavailable while not in sync
-  kInv = kFirstMarkedMsg,
-  kVal,    // one-way: bytes key, u64 tag
-  kState,  // request: bytes key -> kOk: u64 tag (0: none), u8 valid, bytes value; kUnavailable while not in sync
+  kInv = kFirstProtocolMsg,
+  kVal,        // one-way: bytes key, u64 tag
+  kState,      // request: bytes key -> kOk: u64 tag (0: none), u8 valid, bytes value; kUnavailable while not in sync
+  kForwarded,  // and the next: operations on keys of other shards (marked_register.h)
 };
 
 class HermesNode final : public MarkedNode {
@@ -75,7 +76,7 @@ class HermesNode final : public MarkedNode {
 // A key's copy is Valid when unmarked, Invalid when marked (marked_register.h).
 class HermesWorker final : public MarkedWorker {
  public:
-  HermesWorker(HermesNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx) {}
+  HermesWorker(HermesNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) {}
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
 
