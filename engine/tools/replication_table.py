@@ -10,14 +10,17 @@ write itself forwards it). Throughput counts completed operations; the p99 and m
 too. Absolute numbers on a shared 2-core machine mean little (the paper: 7 x 56-core machines, 100 Gb/s RDMA):
 compare protocols with each other, as ratios, within one run.
 
-Under each row, the CPU time per operation (microseconds, user + system) of the three nodes together and of the
-client (rdx-bench), over the whole run, warm-up included (operations: throughput x (warm-up + duration)): where the
-client's share is large, it bounds the ratio between protocols (in the paper, clients run inside the servers).
+Under each row, per operation, over the whole run, warm-up included (operations: throughput x (warm-up + duration)):
+the RPC messages and the packets (one send each) the three nodes sent, answers to the client included: the protocol's
+work, which no other load on the machine changes; and the CPU time (microseconds, user + system) of the nodes and of
+the client (rdx-bench). On a machine whose cores are all busy, CPU per operation is mostly the inverse of the
+throughput (idle workers poll); its split between nodes and client is what it tells.
 
 The right-hand side: write-only latency (p99 / mean, microseconds) at 25, 50 and 75 % of the protocol's peak write
 throughput (the 100 % write column, measured just before), with rdx-bench --rate pacing the same sessions, and at
 100 % (that closed-loop run itself).
 Usage: tools/replication_table.py [--duration 3] [--keys 10000] [--threads 2] [--outstanding 16] [--json out.json]
+                                  [--protocols abd,craq]
        tools/replication_table.py --from DIR --where WHAT   (a run made elsewhere: make bench-replication-softroce)
 """
 import argparse
@@ -27,6 +30,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WRITE_RATIOS = [0, 1, 5, 20, 50, 75, 100]
@@ -91,6 +95,21 @@ def cpu_seconds(pids):
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def node_counters(topology):
+    """(RPC messages, packets) the nodes sent so far, from their /metrics."""
+    with open(topology) as f:
+        nodes = json.load(f)["nodes"]
+    msgs = packets = 0.0
+    for n in nodes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{n['http_port']}/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("rdx_rpc_messages_sent_total{"):
+                    msgs += float(line.rsplit(" ", 1)[1])
+                elif line.startswith("rdx_transport_packets_sent_total{"):
+                    packets += float(line.rsplit(" ", 1)[1])
+    return msgs, packets
+
+
 def children_cpu_seconds():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -120,14 +139,16 @@ def measure(args, protocol):
 
     def run(name, read_ratio, extra=()):
         out = os.path.join(d, f"{protocol}-{name}.json")
-        node_cpu, client_cpu = cpu_seconds(nodes), children_cpu_seconds()
+        node_cpu, client_cpu, sent = cpu_seconds(nodes), children_cpu_seconds(), node_counters(topo)
         sh(bench + ["--json", out, "--read-ratio", str(read_ratio), "--duration", str(args.duration), "--read-from",
                     "any", "--write-to", "any", "--warmup", str(WARMUP_S), *extra], timeout=args.duration * 10 + 120)
         node_cpu, client_cpu = cpu_seconds(nodes) - node_cpu, children_cpu_seconds() - client_cpu
+        msgs, packets = (b - a for a, b in zip(sent, node_counters(topo)))
         ops = result_of(out)["ops_s"] * (WARMUP_S + args.duration)
         if ops:
             with open(out[:-len(".json")] + ".cpu.json", "w") as f:
-                json.dump({"node_cpu_us": node_cpu / ops * 1e6, "client_cpu_us": client_cpu / ops * 1e6}, f)
+                json.dump({"node_cpu_us": node_cpu / ops * 1e6, "client_cpu_us": client_cpu / ops * 1e6,
+                           "msgs_per_op": msgs / ops, "packets_per_op": packets / ops}, f)
         return result_of(out)
 
     try:
@@ -156,6 +177,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--outstanding", type=int, default=16)
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "build", "release", "bin"))
+    ap.add_argument("--protocols", help="comma-separated: measure only these (default: every registered one)")
     ap.add_argument("--json")
     ap.add_argument("--from", dest="results_dir",
                     help="print the table of a run made elsewhere (the soft-RoCE VM's table3 stage) from its "
@@ -165,7 +187,14 @@ def main():
     if args.results_dir:
         results = {p: collect(args.results_dir, p) for p in protocols_in(args.results_dir)}
     else:
-        results = {p: measure(args, p) for p in protocols(args.bin)}
+        names = protocols(args.bin)
+        if args.protocols:
+            wanted = args.protocols.split(",")
+            unknown = sorted(set(wanted) - set(names))
+            if unknown:
+                sys.exit(f"--protocols: {', '.join(unknown)} not registered (rdxd --list: {', '.join(names)})")
+            names = [p for p in names if p in wanted]
+        results = {p: measure(args, p) for p in names}
     head = "".join(f"{w:>{W - 1}}%" for w in WRITE_RATIOS)
     print(f"throughput in k ops/s by write ratio (this machine: {args.where}; paper: M ops/s){'':4}")
     print(f"{'protocol':<{L}}{head}")
@@ -175,6 +204,9 @@ def main():
         if p in PAPER:
             print(f"{'  paper':<{L}}" + "".join(f"{v:>{W}}" for v in PAPER[p]))
         print(f"{'  p99/mean us':<{L}}" + "".join(f"{p99_mean(r):>{W}}" for r in rows))
+        if all("msgs_per_op" in r for r in rows):
+            print(f"{'  node msgs/packets per op':<{L}}"
+                  + "".join(f"{r['msgs_per_op']:>{W - 5}.1f}/{r['packets_per_op']:<4.1f}" for r in rows))
         if all("node_cpu_us" in r for r in rows):
             print(f"{'  cpu us/op nodes/client':<{L}}"
                   + "".join(f"{r['node_cpu_us']:>{W - 5}.0f}/{r['client_cpu_us']:<4.0f}" for r in rows))
