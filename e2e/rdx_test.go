@@ -78,6 +78,7 @@ func TestRDX(t *testing.T) {
 	res := env.RunClient(t, ns, "client-write", clientTimeout, "write", "--addr", c.redisAddr, "--run", run, "--count", keys)
 	env.Logf(t, "wrote %d keys in %.2fs", res.Keys, res.Seconds)
 	verifyKeys(t, env, c, "client-verify", run, keys)
+	redisBenchmark(t, env, c, "set,get,incr")
 
 	env.Step(t, "MULTI/EXEC, WATCH with and without a conflicting write, DISCARD through %s", c.redisAddr)
 	res = env.RunClient(t, ns, "client-txn", clientTimeout, "txn", "--addr", c.redisAddr, "--run", run)

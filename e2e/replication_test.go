@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +19,36 @@ import (
 // craq: rdxd's registry says Survives::kNoLoss), so that a member's loss stops its shard's writes until it is back.
 func survivesNoMemberLoss(protocol string) bool {
 	return protocol == "hermes" || protocol == "craq"
+}
+
+// redisBenchmark runs redis-benchmark (the engine image carries redis-tools) from a pod against a TxCluster's
+// endpoint Service: `tests` (e.g. set,get,incr), each of which must report its requests per second and no error reply (redis-benchmark stops at the first one).
+func redisBenchmark(t *testing.T, env *framework.Env, c *cluster, tests string) {
+	host, port, err := net.SplitHostPort(c.redisAddr)
+	if err != nil {
+		t.Fatalf("endpoint %q: %v", c.redisAddr, err)
+	}
+	out := env.RunCommand(t, c.ns, "redis-benchmark-"+c.name, env.EngineImage, clientTimeout, "redis-benchmark",
+		"-h", host, "-p", port, "-t", tests, "-n", "5000", "-c", "8", "-P", "4", "-r", "1000", "--csv")
+	if strings.Contains(out, "ERR") {
+		t.Fatalf("redis-benchmark against %s: an error reply:\n%s", c.name, out)
+	}
+	rps := map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Split(line, ",")
+		if len(fields) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.Trim(fields[1], `"`), 64); err == nil { // (not the header)
+			rps[strings.Trim(fields[0], `"`)] = v
+		}
+	}
+	for _, test := range strings.Split(tests, ",") {
+		if rps[strings.ToUpper(test)] <= 0 {
+			t.Fatalf("redis-benchmark against %s: no requests per second for %s:\n%s", c.name, test, out)
+		}
+	}
+	env.Logf(t, "redis-benchmark -t %s against %s (8 connections, pipeline 4): requests/s %v", tests, c.name, rps)
 }
 
 // leaderlessCluster runs a TxCluster of a single-key replication protocol without an elected primary (abd, paxos,
@@ -63,6 +95,11 @@ func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, p
 		run+"a", "--count", "500")
 	env.Logf(t, "%s: wrote %d keys in %.2fs", protocol, res.Keys, res.Seconds)
 	verifyKeys(t, env, c, "client-"+protocol+"-verify", run+"a", "500")
+	if protocol == "abd" { // (abd refuses INCR: replication/README.md)
+		redisBenchmark(t, env, c, "set,get")
+	} else {
+		redisBenchmark(t, env, c, "set,get,incr")
+	}
 	if protocol != "abd" { // read-modify-writes from 8 connections, counted exactly once
 		res = env.RunClient(t, ns, "client-"+protocol+"-counter", clientTimeout, "counter", "--addr", c.redisAddr,
 			"--run", run+protocol, "--count", "2000")

@@ -48,7 +48,26 @@ func (e *Env) RunClient(t *testing.T, ns, name string, timeout time.Duration, ar
 // StartClient creates the pod of RunClient and returns without waiting; timeout bounds the client's whole run.
 func (e *Env) StartClient(t *testing.T, ns, name string, timeout time.Duration, args ...string) ClientPod {
 	t.Helper()
-	ctx := Ctx(t)
+	e.startPod(t, ns, name, e.ClientImage, nil, append(args, "--timeout", (timeout-10*time.Second).String()))
+	e.Logf(t, "client pod %s: rdx-e2e-client %s", name, strings.Join(args, " "))
+	return ClientPod{ns: ns, name: name, timeout: timeout}
+}
+
+// RunCommand runs `command` in a pod of `image` in namespace ns (restricted like a client pod), waits for it to end
+// and returns its output; the test fails when the command does (its output in the message).
+func (e *Env) RunCommand(t *testing.T, ns, name, image string, timeout time.Duration, command ...string) string {
+	t.Helper()
+	e.startPod(t, ns, name, image, command, nil)
+	e.Logf(t, "pod %s: %s", name, strings.Join(command, " "))
+	phase, logs := e.waitPod(t, ns, name, timeout)
+	if phase != corev1.PodSucceeded {
+		t.Fatalf("pod %s (%s) %s:\n%s", name, strings.Join(command, " "), phase, logs)
+	}
+	return logs
+}
+
+func (e *Env) startPod(t *testing.T, ns, name, image string, command, args []string) {
+	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": "rdx-e2e-client"}},
 		Spec: corev1.PodSpec{
@@ -60,8 +79,8 @@ func (e *Env) StartClient(t *testing.T, ns, name string, timeout time.Duration, 
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "client", Image: e.ClientImage, ImagePullPolicy: corev1.PullPolicy(e.PullPolicy),
-				Args: append(args, "--timeout", (timeout - 10*time.Second).String()),
+				Name: "client", Image: image, ImagePullPolicy: corev1.PullPolicy(e.PullPolicy),
+				Command: command, Args: args,
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
@@ -73,19 +92,18 @@ func (e *Env) StartClient(t *testing.T, ns, name string, timeout time.Duration, 
 			}},
 		},
 	}
-	if _, err := e.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create client pod %s: %v", name, err)
+	if _, err := e.Kube.CoreV1().Pods(ns).Create(Ctx(t), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod %s: %v", name, err)
 	}
-	e.Logf(t, "client pod %s: rdx-e2e-client %s", name, strings.Join(args, " "))
-	return ClientPod{ns: ns, name: name, timeout: timeout}
 }
 
-// WaitClient waits for a started client to finish and returns its result; the test fails when the client does.
-func (e *Env) WaitClient(t *testing.T, c ClientPod) ClientResult {
+// waitPod waits for a pod started by startPod to end, and returns its phase and output; the pod is deleted when it
+// succeeded (a failed one stays for the namespace dump).
+func (e *Env) waitPod(t *testing.T, ns, name string, timeout time.Duration) (corev1.PodPhase, string) {
 	t.Helper()
-	ctx, ns, name := Ctx(t), c.ns, c.name
+	ctx := Ctx(t)
 	var phase corev1.PodPhase
-	e.Eventually(t, "client pod "+name+" to finish", c.timeout, func(ctx context.Context) error {
+	e.Eventually(t, "pod "+name+" to finish", timeout, func(ctx context.Context) error {
 		p, err := e.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -98,15 +116,24 @@ func (e *Env) WaitClient(t *testing.T, c ClientPod) ClientResult {
 	})
 	logs, err := e.Kube.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil {
-		t.Fatalf("logs of client pod %s: %v", name, err)
+		t.Fatalf("logs of pod %s: %v", name, err)
 	}
+	if phase == corev1.PodSucceeded {
+		if err := e.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete pod %s: %v", name, err)
+		}
+	}
+	return phase, string(logs)
+}
+
+// WaitClient waits for a started client to finish and returns its result; the test fails when the client does.
+func (e *Env) WaitClient(t *testing.T, c ClientPod) ClientResult {
+	t.Helper()
+	phase, logs := e.waitPod(t, c.ns, c.name, c.timeout)
 	var res ClientResult
-	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
 	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &res); jerr != nil || phase != corev1.PodSucceeded || !res.OK {
-		t.Fatalf("client pod %s %s: %s\n%s", name, phase, res.Error, logs)
-	}
-	if err := e.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("delete client pod %s: %v", name, err)
+		t.Fatalf("client pod %s %s: %s\n%s", c.name, phase, res.Error, logs)
 	}
 	return res
 }
