@@ -6,6 +6,7 @@
 #include "cluster/local_reads.h"
 #include "cluster/lockword.h"
 #include "cluster/record_locks.h"
+#include "replication/forward.h"
 #include "rpc/codec.h"
 
 namespace rdx::replication {
@@ -13,6 +14,14 @@ namespace rdx::replication {
 using namespace cluster::lockword;
 using cluster::KvResult;
 using rpc::Task;
+
+std::string MarkedWorker::invalid_input(std::string_view key, const Rmw* op) const {
+  if (key.empty() || key.size() > cluster::kMaxKeyBytes)
+    return fmt::format("{}: keys are 1 to {} bytes", protocol(), cluster::kMaxKeyBytes);
+  if (op && (op->value.size() > store::kMaxValueBytes || op->expected.size() > store::kMaxValueBytes))
+    return "value over the size limit";
+  return {};
+}
 
 MarkedWorker::Copy MarkedWorker::copy_of(const std::string& key) {
   Copy c;
@@ -96,21 +105,8 @@ Task<WriteResult> MarkedWorker::write_at(std::optional<transport::ConnId> conn, 
   if (!conn)
     co_return WriteResult::failed(
         Code::kUnavailable, fmt::format("{}: the member of the key's shard that writes is not reachable", protocol()));
-  rpc::Writer w;
-  w.bytes(key);
-  op.encode(w);
-  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(forwarded_ + 1), w.span());
-  if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
-    co_return WriteResult::failed(Code::kTimeout, fmt::format("{}: the member of the key's shard did not answer; the "
-                                                              "write may or may not have taken effect",
-                                                              protocol()));
-  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::string(resp.payload));
-  WriteResult out;
-  rpc::Reader rd(resp.payload);
-  if (!WriteResult::decode(rd, &out) || !rd.done())
-    co_return WriteResult::failed(Code::kInternal,
-                                  fmt::format("{}: malformed answer from the key's member", protocol()));
-  co_return out;
+  co_return co_await forward_write(ctx_, *conn, msgs_.at(forwarded_ + 1), key, op,
+                                   fmt::format("{}: the member of the key's shard", protocol()));
 }
 
 // A forwarded operation runs as this node's own client's would (a write that is not this node's to order goes on).
@@ -126,18 +122,13 @@ void MarkedWorker::serve_forwarded_read(const rpc::Incoming& in) {
 }
 
 void MarkedWorker::serve_forwarded_write(const rpc::Incoming& in) {
-  rpc::Reader rd(in.payload);
-  std::string key(rd.bytes(cluster::kMaxKeyBytes));
-  Rmw op;
-  if (!Rmw::decode(rd, &op) || !rd.done() || !from_data_node(in) || !replicates(key))
+  auto req = decode_write_request(in.payload);
+  if (!req || !from_data_node(in) || !replicates(req->key))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(fmt::format("{}: malformed write request", protocol())));
-  rpc::spawn([](MarkedWorker* self, rpc::ReplyTo to, std::string k, Rmw o) -> Task<void> {
-    WriteResult r = co_await self->write(std::move(k), std::move(o));
-    rpc::Writer w;
-    r.encode(w);
-    self->ctx_.rpc().respond(to, Code::kOk, w.span());
-  }(this, in.reply_to(), std::move(key), std::move(op)));
+  rpc::spawn([](MarkedWorker* self, rpc::ReplyTo to, WriteRequest r) -> Task<void> {
+    respond_write(self->ctx_.rpc(), to, co_await self->write(std::move(r.key), std::move(r.op)));
+  }(this, in.reply_to(), std::move(*req)));
 }
 
 }  // namespace rdx::replication

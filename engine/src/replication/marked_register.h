@@ -54,6 +54,10 @@ class MarkedWorker : public QuorumWorker {
     std::optional<Newer> newer;  // this node holds a newer tag (nothing installed)
   };
 
+  // Why a client's key (and write) is refused before anything runs: an empty or oversized key, a value or expected
+  // value over the size limit. Empty when it is well formed.
+  std::string invalid_input(std::string_view key, const Rmw* op = nullptr) const;
+
   Copy copy_of(const std::string& key);
   // Installs (tag, value), marked unless `readable`, unless this node holds a newer tag (reported); an equal tag stays
   // as it is. With `only_over`, only if the key holds that tag (0: absent) unmarked: a writer's base.

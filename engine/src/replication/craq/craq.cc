@@ -24,19 +24,16 @@ Status CraqWorker::start_marked() {
   return rpc.on(msgs_.at(kVersion), [this](const rpc::Incoming& in) { serve_version(in); });
 }
 
-CraqWorker::Chain CraqWorker::chain_of_shard(uint32_t shard) const {
+void CraqWorker::make_chains() {
   const cluster::Topology& t = ctx_.topology();
-  Chain c;
-  for (uint16_t id : t.shards[shard].members) {
-    if (t.nodes[id].role != cluster::Role::kData) continue;
-    if (id == ctx_.self()) c.self = c.nodes.size();
-    c.nodes.push_back(id);
+  chains_.assign(t.shards.size(), Chain{});
+  for (size_t s = 0; s < t.shards.size(); ++s) {
+    for (uint16_t id : t.shards[s].members) {
+      if (t.nodes[id].role != cluster::Role::kData) continue;
+      if (id == ctx_.self()) chains_[s].self = chains_[s].nodes.size();
+      chains_[s].nodes.push_back(id);
+    }
   }
-  return c;
-}
-
-CraqWorker::Chain CraqWorker::chain_of(std::string_view key) const {
-  return chain_of_shard(static_cast<uint32_t>(ctx_.topology().shard_of_key(key)));
 }
 
 namespace {
@@ -47,29 +44,27 @@ KvResult found(uint64_t tag, std::string value) {
   out.value = std::move(value);
   return out;
 }
-
-bool valid_key(std::string_view key) { return !key.empty() && key.size() <= cluster::kMaxKeyBytes; }
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reads: a clean copy locally, a dirty one by the tail's committed tag.
 
 Task<KvResult> CraqWorker::get(std::string key) {
-  if (!valid_key(key)) co_return KvResult::failed(Code::kInvalidArgument, "craq: keys are 1 to 1024 bytes");
-  const Chain chain = chain_of(key);
-  if (!chain.member()) co_return co_await read_at(member_connection(key), key);
+  if (std::string bad = invalid_input(key); !bad.empty()) co_return KvResult::failed(Code::kInvalidArgument, bad);
+  if (!replicates(key)) co_return co_await read_at(member_connection(key), key);
   if (!ctx_.membership().in_sync())
     co_return KvResult::failed(Code::kUnavailable, "craq: this node is recovering its copy of the shard");
   cluster::Read fast = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
   if (fast.status == Code::kNotFound) co_return KvResult::failed(Code::kNotFound, {});
   if (fast.status == Code::kOk) co_return found(fast.version, std::move(fast.value));
   Copy c = copy_of(key);  // dirty (kBusy), or changed since
+  const Chain& chain = chain_of(key);
   if (!c.found || !c.marked || chain.is_tail()) co_return found(c.found ? c.tag : 0, std::move(c.value));
-  co_return co_await ask_tail(key, c, chain);
+  co_return co_await ask_tail(key, c, chain.tail());
 }
 
-Task<KvResult> CraqWorker::ask_tail(const std::string& key, const Copy& dirty, const Chain& chain) {
-  auto conn = ctx_.peer(chain.tail());
+Task<KvResult> CraqWorker::ask_tail(const std::string& key, const Copy& dirty, uint16_t tail) {
+  auto conn = ctx_.peer(tail);
   if (!conn) co_return KvResult::failed(Code::kUnavailable, "craq: the tail of the key's chain is not reachable");
   rpc::Writer w;
   w.bytes(key).put(dirty.tag);
@@ -98,7 +93,7 @@ void CraqWorker::serve_version(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag = rd.get<uint64_t>();
-  if (!rd.done() || !valid_key(key) || !from_member(in) || !replicates(key) || !chain_of(key).is_tail())
+  if (!rd.done() || !from_member(in) || !replicates(key) || !chain_of(key).is_tail())
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   rpc::Writer w;
@@ -110,23 +105,22 @@ void CraqWorker::serve_version(const rpc::Incoming& in) {
 // Writes: ordered at the head, committed at the tail.
 
 Task<WriteResult> CraqWorker::write(std::string key, Rmw op) {
-  if (!valid_key(key)) co_return WriteResult::failed(Code::kInvalidArgument, "craq: keys are 1 to 1024 bytes");
-  if (op.value.size() > store::kMaxValueBytes || op.expected.size() > store::kMaxValueBytes)
-    co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
-  const Chain chain = chain_of(key);
+  if (std::string bad = invalid_input(key, &op); !bad.empty())
+    co_return WriteResult::failed(Code::kInvalidArgument, bad);
+  const Chain& chain = chain_of(key);
   if (!chain.is_head()) co_return co_await write_at(ctx_.peer(chain.head()), key, op);
   if (!ctx_.membership().in_sync())
     co_return WriteResult::failed(Code::kUnavailable, "craq: the head of the key's chain is recovering its copy");
-  co_return co_await turns_.in_turn(key, chain.nodes.size() > 1, op, [&] { return write_at_head(key, op, chain); });
+  co_return co_await turns_.in_turn(key, chain.nodes.size() > 1, op, [&] { return write_at_head(key, op); });
 }
 
-Task<WriteResult> CraqWorker::write_at_head(const std::string& key, const Rmw& op, const Chain& chain) {
+Task<WriteResult> CraqWorker::write_at_head(const std::string& key, const Rmw& op) {
   const auto deadline = Clock::now() + kOpDeadline;
   for (;;) {
     Copy base = copy_of(key);
     std::string why;
     if (base.found && base.marked) {  // an earlier write that did not hear back from the chain: it goes first
-      const Code pushed = co_await push(key, base.tag, base.value, chain, deadline, &why);
+      const Code pushed = co_await push(key, base.tag, base.value, deadline, &why);
       if (pushed != Code::kOk)
         co_return WriteResult::failed(Code::kUnavailable, "craq: an earlier write of the key did not reach the tail (" +
                                                               why + "); nothing was written");
@@ -141,21 +135,21 @@ Task<WriteResult> CraqWorker::write_at_head(const std::string& key, const Rmw& o
     if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "craq: the key's tags are exhausted");
     const uint64_t tag = pack_tag(ts, ctx_.self(), !a.new_value.has_value());
     const std::string value = a.new_value.value_or(std::string());
-    const Installed here = install_copy(key, tag, value, chain.is_tail(), base_tag);
+    const Installed here = install_copy(key, tag, value, chain_of(key).is_tail(), base_tag);
     if (here.status == Code::kAborted) continue;  // a copy arrived since it was read (recovery): evaluate again
     if (here.status != Code::kOk) co_return WriteResult::failed(here.status, "craq: the store is full");
     const WriteResult result = result_of(op, a, current, base_tag, tag);
     if (node_.env().faults.ack_before_replication) {
       // Planted fault (tests only): clean and acknowledged at the head before the chain has it.
       unmark(key, tag);
-      rpc::spawn([](CraqWorker* self, std::string k, uint64_t t, std::string v, Chain c) -> Task<void> {
+      rpc::spawn([](CraqWorker* self, std::string k, uint64_t t, std::string v) -> Task<void> {
         co_await self->ctx_.sched().sleep_for(std::chrono::milliseconds(20));
         std::string ignored;
-        (void)co_await self->push(k, t, std::move(v), c, Clock::now() + kOpDeadline, &ignored);
-      }(this, key, tag, value, chain));
+        (void)co_await self->push(k, t, std::move(v), Clock::now() + kOpDeadline, &ignored);
+      }(this, key, tag, value));
       co_return result;
     }
-    const Code pushed = co_await push(key, tag, value, chain, deadline, &why);
+    const Code pushed = co_await push(key, tag, value, deadline, &why);
     if (pushed != Code::kOk)
       co_return WriteResult::failed(Code::kTimeout, "craq: the chain did not acknowledge the write (" + why +
                                                         "); it may or may not have taken effect");
@@ -163,9 +157,10 @@ Task<WriteResult> CraqWorker::write_at_head(const std::string& key, const Rmw& o
   }
 }
 
-Task<Code> CraqWorker::push(const std::string& key, uint64_t tag, std::string value, const Chain& chain,
-                            Clock::time_point deadline, std::string* why) {
-  if (chain.is_tail()) {  // (a one-member chain) what the tail holds is committed
+Task<Code> CraqWorker::push(const std::string& key, uint64_t tag, std::string value, Clock::time_point deadline,
+                            std::string* why) {
+  const Chain& chain = chain_of(key);
+  if (chain.is_tail()) {  // what the tail holds is committed
     unmark(key, tag);
     co_return Code::kOk;
   }
@@ -220,25 +215,23 @@ void CraqWorker::serve_propagate(const rpc::Incoming& in) {
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag = rd.get<uint64_t>();
   const std::string value(rd.bytes(store::kMaxValueBytes));
-  const Chain chain = chain_of(key);
-  if (!rd.done() || !valid_key(key) || !valid_tag(tag) || !valid_blob(tag, value) || !chain.member() ||
-      chain.is_head() || in.peer_node != chain.nodes[chain.self - 1])
+  const Chain& chain = chain_of(key);
+  if (!rd.done() || !replicates(key) || !valid_tag(tag) || !valid_blob(tag, value) || chain.is_head() ||
+      in.peer_node != chain.nodes[chain.self - 1])
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(std::string_view("craq: a malformed write from the chain")));
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   const Installed r = install_copy(key, tag, value, chain.is_tail());
   if (r.status != Code::kOk) return ctx_.rpc().respond(in.reply_to(), r.status);
   Copy held = copy_of(key);
-  if (chain.is_tail() && held.marked) unmark(key, held.tag);  // (a dirty copy of an equal tag, from recovery)
-  held.marked = held.marked && !chain.is_tail();
-  if (!held.marked) {  // committed: the tail, or a tag the chain after this node acknowledged already
+  if (!held.marked) {  // committed: the tail's copy, or a tag the chain after this node acknowledged already
     rpc::Writer w;
     encode_held(w, tag, held);
     return ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
   }
-  rpc::spawn([](CraqWorker* self, rpc::ReplyTo to, std::string k, uint64_t sent, Copy h, Chain c) -> Task<void> {
+  rpc::spawn([](CraqWorker* self, rpc::ReplyTo to, std::string k, uint64_t sent, Copy h) -> Task<void> {
     std::string why;
-    const Code pushed = co_await self->push(k, h.tag, std::move(h.value), c, Clock::now() + kOpDeadline, &why);
+    const Code pushed = co_await self->push(k, h.tag, std::move(h.value), Clock::now() + kOpDeadline, &why);
     if (pushed != Code::kOk) {
       self->ctx_.rpc().respond(to, pushed == Code::kUnavailable ? Code::kTimeout : pushed, rpc::as_bytes_of(why));
       co_return;
@@ -246,7 +239,7 @@ void CraqWorker::serve_propagate(const rpc::Incoming& in) {
     rpc::Writer w;
     encode_held(w, sent, self->copy_of(k));
     self->ctx_.rpc().respond(to, Code::kOk, w.span());
-  }(this, in.reply_to(), key, tag, std::move(held), chain));
+  }(this, in.reply_to(), key, tag, std::move(held)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -257,8 +250,8 @@ Code CraqWorker::install(const std::string& key, uint64_t tag, std::string_view 
 }
 
 std::vector<uint16_t> CraqWorker::copy_sources(std::vector<uint16_t> others) const {
-  const Chain chain = chain_of_shard(static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard));
-  if (others.empty() || !chain.member() || chain.nodes.size() < 2) return others;
+  if (others.empty()) return others;  // (a one-member shard)
+  const Chain& chain = chains_[static_cast<size_t>(ctx_.topology().nodes[ctx_.self()].shard)];
   return {chain.is_head() ? chain.nodes[1] : chain.nodes[chain.self - 1]};
 }
 

@@ -54,12 +54,13 @@ class CraqNode final : public MarkedNode {
 
 class CraqWorker final : public MarkedWorker {
  public:
-  CraqWorker(CraqNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) {}
+  CraqWorker(CraqNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) { make_chains(); }
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
+  void on_topology_change() override { make_chains(); }
 
  private:
-  // The chain of a key's shard: its data members in topology order.
+  // The chain of a shard: its data members in topology order.
   struct Chain {
     std::vector<uint16_t> nodes;
     size_t self = SIZE_MAX;  // this node's position (SIZE_MAX: not a member)
@@ -69,16 +70,18 @@ class CraqWorker final : public MarkedWorker {
     bool is_head() const { return self == 0; }
     bool is_tail() const { return self + 1 == nodes.size(); }
   };
-  Chain chain_of_shard(uint32_t shard) const;
-  Chain chain_of(std::string_view key) const;
+  // The chains of every shard, from the topology (at start, and when an epoch changes it): no work per operation.
+  void make_chains();
+  // (A reference into chains_: read it before the next co_await, which may see a new epoch.)
+  const Chain& chain_of(std::string_view key) const { return chains_[ctx_.topology().shard_of_key(key)]; }
 
-  rpc::Task<WriteResult> write_at_head(const std::string& key, const Rmw& op, const Chain& chain);
-  // Pushes (tag, value), which this node holds, down the chain until the tail committed it (then it is clean here),
-  // or `deadline`. A successor holding a newer tag hands it back: installed here (dirty), and pushed in turn.
-  rpc::Task<Code> push(const std::string& key, uint64_t tag, std::string value, const Chain& chain,
+  rpc::Task<WriteResult> write_at_head(const std::string& key, const Rmw& op);
+  // Pushes (tag, value), which this node holds, down the key's chain until the tail committed it (then it is clean
+  // here), or `deadline`. A successor holding a newer tag hands it back: installed here (dirty), and pushed in turn.
+  rpc::Task<Code> push(const std::string& key, uint64_t tag, std::string value,
                        std::chrono::steady_clock::time_point deadline, std::string* why);
-  // A dirty copy: the tail's committed (tag, value).
-  rpc::Task<cluster::KvResult> ask_tail(const std::string& key, const Copy& dirty, const Chain& chain);
+  // A dirty copy: the committed (tag, value) of `tail`, the tail of its chain.
+  rpc::Task<cluster::KvResult> ask_tail(const std::string& key, const Copy& dirty, uint16_t tail);
   static void encode_held(rpc::Writer& w, uint64_t sent, const Copy& held);
 
   Code install(const std::string& key, uint64_t tag, std::string_view value) override;
@@ -86,6 +89,8 @@ class CraqWorker final : public MarkedWorker {
   Status start_marked() override;
   void serve_propagate(const rpc::Incoming& in);
   void serve_version(const rpc::Incoming& in);
+
+  std::vector<Chain> chains_;  // by shard
 };
 
 }  // namespace rdx::replication::craq

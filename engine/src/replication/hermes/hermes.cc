@@ -33,8 +33,7 @@ Status HermesWorker::start_marked() {
 // Reads: local, once the key is Valid.
 
 Task<KvResult> HermesWorker::get(std::string key) {
-  if (key.empty() || key.size() > cluster::kMaxKeyBytes)
-    co_return KvResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
+  if (std::string bad = invalid_input(key); !bad.empty()) co_return KvResult::failed(Code::kInvalidArgument, bad);
   if (!replicates(key)) co_return co_await read_at(member_connection(key), key);
   if (!ctx_.membership().in_sync())
     co_return KvResult::failed(Code::kUnavailable, "hermes: this node is recovering its copy of the shard");
@@ -64,10 +63,8 @@ Task<KvResult> HermesWorker::get(std::string key) {
 // Updates.
 
 Task<WriteResult> HermesWorker::write(std::string key, Rmw op) {
-  if (key.empty() || key.size() > cluster::kMaxKeyBytes)
-    co_return WriteResult::failed(Code::kInvalidArgument, "hermes: keys are 1 to 1024 bytes");
-  if (op.value.size() > store::kMaxValueBytes || op.expected.size() > store::kMaxValueBytes)
-    co_return WriteResult::failed(Code::kInvalidArgument, "value over the size limit");
+  if (std::string bad = invalid_input(key, &op); !bad.empty())
+    co_return WriteResult::failed(Code::kInvalidArgument, bad);
   const Members m = members_of(key);
   if (!m.self) co_return co_await write_at(member_connection(key), key, op);
   if (!ctx_.membership().in_sync())

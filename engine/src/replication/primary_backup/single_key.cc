@@ -3,6 +3,7 @@
 
 #include "cluster/lockword.h"
 #include "cluster/record_locks.h"
+#include "replication/forward.h"
 #include "replication/primary_backup/primary_backup.h"
 #include "rpc/codec.h"
 
@@ -92,43 +93,22 @@ Task<WriteResult> PbWorker::write(std::string key, Rmw op) {
   if (primary == ctx_.self()) co_return co_await write_at_primary(std::move(key), std::move(op));
   auto conn = ctx_.peer(primary);
   if (!conn) co_return WriteResult::failed(Code::kUnavailable, "the primary of this key's shard is not reachable");
-  rpc::Writer w;
-  w.bytes(key);
-  op.encode(w);
-  rpc::Response resp = co_await ctx_.rpc().call(*conn, msgs_.at(kWrite), w.span());
-  // The primary answers kOk with the write's result; anything else that is not a refusal of the request means the
-  // request was sent and the primary was lost or slow: the write may have taken effect (kTimeout says so).
-  if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
-    co_return WriteResult::failed(
-        Code::kTimeout,
-        "the key's primary did not answer (it may have failed): the write may or may not have "
-        "taken effect");
-  if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::string(resp.payload));
-  WriteResult out;
-  rpc::Reader rd(resp.payload);
-  if (!WriteResult::decode(rd, &out) || !rd.done())
-    co_return WriteResult::failed(Code::kInternal, "malformed answer from the primary");
-  co_return out;
+  co_return co_await forward_write(ctx_, *conn, msgs_.at(kWrite), key, op, "the key's primary");
 }
 
 void PbWorker::serve_write(const rpc::Incoming& in) {
-  rpc::Reader r(in.payload);
-  std::string key(r.bytes(cluster::kMaxKeyBytes));
-  Rmw op;
-  if (!Rmw::decode(r, &op) || !r.done() || key.empty()) {
+  auto req = decode_write_request(in.payload);
+  if (!req) {
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(std::string_view("malformed write request")));
   }
-  if (cluster::primary_of(ctx_, key) != ctx_.self()) {
+  if (cluster::primary_of(ctx_, req->key) != ctx_.self()) {
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
                               rpc::as_bytes_of(std::string_view("this node is not the key's primary")));
   }
-  rpc::spawn([](PbWorker* self, rpc::ReplyTo to, std::string k, Rmw o) -> Task<void> {
-    WriteResult res = co_await self->write_at_primary(std::move(k), std::move(o));
-    rpc::Writer w;
-    res.encode(w);
-    self->ctx_.rpc().respond(to, Code::kOk, w.span());
-  }(this, in.reply_to(), std::move(key), std::move(op)));
+  rpc::spawn([](PbWorker* self, rpc::ReplyTo to, WriteRequest r) -> Task<void> {
+    respond_write(self->ctx_.rpc(), to, co_await self->write_at_primary(std::move(r.key), std::move(r.op)));
+  }(this, in.reply_to(), std::move(*req)));
 }
 
 Task<WriteResult> PbWorker::write_at_primary(std::string key, Rmw op) {
