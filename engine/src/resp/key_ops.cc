@@ -87,6 +87,10 @@ Task<Code> TxnOps::get(std::string_view key, std::string* value) {
     co_return Code::kOk;
   }
   if (r.status == Code::kNotFound) co_return Code::kNotFound;
+  if (r.status == Code::kAborted) {  // (the reply is not sent: the transaction is tried again)
+    conflicted_ = true;
+    co_return Code::kAborted;
+  }
   co_return fail(r.status, fmt::format("transaction read of a key failed: {}", code_name(r.status)));
 }
 

@@ -64,9 +64,12 @@ class TxnOps final : public KeyOps {
   explicit TxnOps(txn::Transaction& t) : tx_(t) {}
   rpc::Task<Code> get(std::string_view key, std::string* value) override;
   rpc::Task<Code> write(std::string_view key, replication::Rmw op, replication::WriteResult* out) override;
+  // A read met a conflict its protocol resolves by aborting (2PL): the commit aborts, and the caller tries again.
+  bool conflicted() const { return conflicted_; }
 
  private:
   txn::Transaction& tx_;
+  bool conflicted_ = false;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;  // nullopt: removed in this transaction
 };
 

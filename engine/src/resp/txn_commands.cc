@@ -106,7 +106,7 @@ Task<void> Executor::exec(Connection& c, ReplyWriter& w) {
     TxnOps ops(*tx);
     std::string replies;
     ReplyWriter tw(&replies, c.protocol);
-    for (size_t i = 0; i < queued.size() && !ops.failed(); ++i) {
+    for (size_t i = 0; i < queued.size() && !ops.failed() && !ops.conflicted(); ++i) {
       const CommandSpec& spec = *queued[i].spec;
       Args args = argv[i];
       if (spec.flags & kFlagKeys) {

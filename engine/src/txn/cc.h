@@ -61,7 +61,8 @@ struct TxState {
   int64_t start_ns = 0;  // CLOCK_REALTIME at begin (histories)
   std::chrono::steady_clock::time_point t0;
   const DeclaredKeys* declared = nullptr;
-  bool failed = false;  // a read could not be served: the commit must report kUnavailable
+  bool failed = false;      // a read could not be served: the commit must report kUnavailable
+  bool conflicted = false;  // a read met a conflict its protocol resolves by aborting (2PL): the commit aborts
   std::map<std::string, Read> reads;
   std::map<std::string, std::optional<std::string>> writes;  // nullopt: delete
   std::map<std::string, uint64_t> expects;                   // WATCH: key -> version (0 = absent)
@@ -72,6 +73,7 @@ struct TxState {
 struct TxnCounters {
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0;
   uint64_t read_only_commits = 0;
+  uint64_t lock_waits = 0;  // WAITDIE: a read that found its key held by a younger transaction and tried again
 };
 
 // Test only: where a coordinator kills its own process (SIGKILL), to leave a transaction to coordinator recovery.

@@ -52,6 +52,8 @@ class Tx final : public Transaction {
     Read r = co_await svc_.read(s_, key);
     if (r.status == Code::kOk || r.status == Code::kNotFound) {
       s_.reads.emplace(std::move(key), r);
+    } else if (r.status == Code::kAborted) {
+      s_.conflicted = true;
     } else {
       s_.failed = true;
     }
@@ -109,8 +111,12 @@ std::unique_ptr<Transaction> TxnServiceImpl::begin(const DeclaredKeys* declared)
 Task<Read> TxnServiceImpl::read(TxState& tx, std::string key) { return cc_->read(tx, key); }
 
 Task<Outcome> TxnServiceImpl::commit(TxState& tx) {
-  Outcome o = tx.failed ? Outcome::kUnavailable : co_await cc_->commit(tx);
-  if (tx.failed) cc_->abort(tx);
+  Outcome o = tx.failed ? Outcome::kUnavailable : Outcome::kAborted;
+  if (tx.failed || tx.conflicted) {
+    cc_->abort(tx);
+  } else {
+    o = co_await cc_->commit(tx);
+  }
   record(tx, o == Outcome::kCommitted);
   co_return o;
 }

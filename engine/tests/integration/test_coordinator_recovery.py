@@ -42,6 +42,9 @@ EXPECTED = {
     "dnl4": {"after-lock": "aborted", "after-replicate": "aborted", "mid-unlock": "committed"},
     "dnl2": {"after-lock": "aborted", "after-replicate": "committed", "mid-unlock": "committed"},
     "dnl1": {"after-lock": "committed", "after-replicate": "committed", "mid-unlock": "committed"},
+    # 2PL commits as dnl2 does once its execution reads hold their locks.
+    "nowait": {"after-lock": "aborted", "after-replicate": "committed", "mid-unlock": "committed"},
+    "waitdie": {"after-lock": "aborted", "after-replicate": "committed", "mid-unlock": "committed"},
 }
 
 STAMP = r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})"  # rdx-local's log lines: <time> <level> <message>

@@ -30,6 +30,10 @@ def test_protocol_is_strictly_serializable_under_conflicts(cluster, protocol):
     assert r["invariant"]["ok"], r["invariant"]
     assert r["data_errors"] == 0
     assert 0 < r["abort_rate"] < 0.9, "the load must conflict, and still commit"
+    if protocol in ("nowait", "waitdie"):  # 2PL: every read locks its key at the primary, never at a backup
+        assert r["reads"]["local_backup"] == 0 and r["reads"]["remote"] > 0 and r["reads"]["local"] > 0, r["reads"]
+    # Only waitdie waits for a lock (an older reader for a younger holder); the others abort at once.
+    assert (r["lock_waits"] > 0) == (protocol == "waitdie"), r["lock_waits"]
     # SmallBank's Balance is read-only: it commits with dnl-ro under every protocol, checked in the same history.
     assert r["read_only_commits"] > 0, r
     # O(4,2): four gets, then two puts over the keys read.

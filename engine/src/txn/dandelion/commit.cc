@@ -54,6 +54,8 @@ Status Dandelion::start() {
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kApply), ackable(&Participant::apply)));
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kUnlock), ackable(&Participant::unlock)));
   RDX_RETURN_IF_ERROR(rpc.on(m.at(kQuery), [this](const rpc::Incoming& in) { serve_query(in); }));
+  if (steps_.lock_at_read)
+    RDX_RETURN_IF_ERROR(rpc.on(m.at(kLockRead), [this](const rpc::Incoming& in) { serve_lock_read(in); }));
   crash_countdown_ = env_.options.faults.crash_after;
   rpc::spawn(recovery_loop());
   return Status::ok();
@@ -84,6 +86,7 @@ Task<Dandelion::StepResult> Dandelion::step(uint16_t node, Msg type, Batch batch
         co_return StepResult{Code::kOk, std::vector<ItemResult>(batch.items.size())};
       }
       case kQuery:
+      case kLockRead:
         break;
     }
   }
@@ -193,10 +196,14 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     auto [it, fresh] = checks.emplace(k, v);
     if (!fresh && it->second != v) outcome = Outcome::kAborted;  // changed between WATCH and the read
   }
-  if (outcome != Outcome::kCommitted) co_return outcome;
-  if (tx.writes.empty()) {  // Dnl-RO: validate the read set at the primaries
+  if (outcome == Outcome::kCommitted && tx.writes.empty()) {  // Dnl-RO: validate the read set at the primaries
+    // (2PL: what it read is locked, so only expectations of keys it did not read need it.)
+    if (locks_reads()) std::erase_if(checks, [&](const auto& c) { return tx.reads.count(c.first) != 0; });
     if (!checks.empty() && !env_.options.validation_off) outcome = co_await validate_reads(tx, checks);
     ++env_.counters.read_only_commits;
+  }
+  if (outcome != Outcome::kCommitted || tx.writes.empty()) {
+    abort(tx);  // (2PL: releases what the reads locked)
     co_return outcome;
   }
 

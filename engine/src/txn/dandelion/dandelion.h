@@ -35,6 +35,10 @@ struct CommitSteps {
   bool replicate;            // W replicated to backups after locking (kApply)
   bool apply_in_replicate;   // W applied at primaries in the replication step (else at unlock)
   bool report_after_unlock;  // wait for unlock acks before reporting commit
+  // 2PL (NOWAIT, WAITDIE: txn/twopl/): each execution read locks its key at the primary and reads it under the lock
+  // (one round trip), and the locks are held until the transaction ends; the commit then needs no validation.
+  bool lock_at_read = false;
+  bool wait_die = false;  // a read that meets a younger holder waits for it; else (and always without) it aborts
 };
 
 std::unique_ptr<ConcurrencyControl> make_dnl4(const CcEnv& env);
@@ -45,9 +49,10 @@ class Dandelion final : public ConcurrencyControl {
  public:
   Dandelion(const CcEnv& env, CommitSteps steps) : env_(env), steps_(steps), participant_(env.ctx, env.log) {}
   Status start() override;
-  rpc::Task<Read> read(TxState&, const std::string& key) override { return env_.reads.read(key); }
+  rpc::Task<Read> read(TxState& tx, const std::string& key) override;
   rpc::Task<Outcome> commit(TxState& tx) override;
-  void abort(TxState&) override {}  // nothing is locked before commit
+  // Releases what the execution reads locked (2PL; nothing is locked before commit otherwise).
+  void abort(TxState& tx) override;
 
  private:
   using StepResult = std::pair<Code, std::vector<ItemResult>>;
@@ -63,6 +68,14 @@ class Dandelion final : public ConcurrencyControl {
   // Locks or validates `b` here as its keys' primary; nullopt (and no lock kept) unless this node still served as
   // the primary when it was done (a deposed primary's locks and versions protect nothing).
   std::optional<std::vector<ItemResult>> as_primary(Msg type, const Batch& b);
+
+  // 2PL (execution_locks.cc).
+  bool locks_reads() const { return steps_.lock_at_read && !env_.options.validation_off; }
+  rpc::Task<std::optional<LockReadResult>> lock_read_at(uint16_t node, const LockRead& l);
+  // lock_read here as the key's primary; nullopt (and nothing kept) unless this node still served as the primary.
+  std::optional<LockReadResult> lock_read_as_primary(const LockRead& l);
+  void serve_lock_read(const rpc::Incoming& in);
+  void release_reads(const TxState& tx);
 
   // This worker's oldest commit not finished at every participant (lock batches carry it: Batch::watermark).
   uint64_t watermark() const { return inflight_.empty() ? 0 : *inflight_.begin(); }

@@ -20,6 +20,7 @@ enum Msg : uint16_t {
   kApply = 2,     // ackable (dnl2): apply the writes (values logged with the locks) under the locks
   kUnlock = 3,    // ackable: commit (apply the logged values) or abort, and release
   kQuery = 4,     // request (coordinator recovery, recovery.cc): txid -> TxnState at this participant
+  kLockRead = 5,  // request (2PL: execution reads lock): LockRead -> LockReadResult, one round trip
 };
 
 // A transaction at one participant (a primary it locked at), as coordinator recovery sees it (recovery.cc).
@@ -47,6 +48,7 @@ enum ItemFlags : uint8_t {
   kHasValue = 8,        // value present (a write in a lock batch: logged for its apply, unlock or recovery)
   kCommit = 16,         // unlock: commit (else abort)
   kApplyAtUnlock = 32,  // unlock with kCommit: apply the write now (its value travels with it or was logged)
+  kAbsentAtLock = 64,   // a participant's own note on a locked item (never sent): the key was absent when locked
 };
 
 struct Item {
@@ -132,5 +134,55 @@ inline std::optional<std::vector<ItemResult>> decode_results(std::string_view pa
   if (!r.done()) return std::nullopt;
   return rs;
 }
+
+// 2PL's execution read (NOWAIT, WAITDIE): lock the key at its primary and return the record with the lock status.
+struct LockRead {
+  uint64_t txid = 0;
+  uint64_t priority = 0;  // WAITDIE's timestamp (smaller: older); kept with the lock, returned to a later requester
+  std::string key;
+
+  std::string encode() const {
+    rpc::Writer w;
+    w.put(txid).put(priority).bytes(key);
+    return w.data();
+  }
+  static std::optional<LockRead> decode(std::span<const std::byte> payload) {
+    rpc::Reader r(payload);
+    LockRead l;
+    l.txid = r.get<uint64_t>();
+    l.priority = r.get<uint64_t>();
+    l.key = std::string(r.bytes(1024));
+    if (!r.done() || l.key.empty()) return std::nullopt;
+    return l;
+  }
+};
+
+struct LockReadResult {
+  ItemStatus status = ItemStatus::kOk;  // kOk: locked (and read); kLocked: another transaction holds it
+  bool present = false;                 // kOk: the key exists (else the lock holds an absent key)
+  uint64_t version = 0;                 // kOk and present: its version
+  uint64_t holder_priority = 0;         // kLocked: the holder's priority (0: unknown, e.g. a single-key write)
+  std::string value;
+
+  std::string encode() const {
+    rpc::Writer w;
+    w.put(static_cast<uint8_t>(status)).put(static_cast<uint8_t>(present)).put(version).put(holder_priority);
+    w.bytes(value);
+    return w.data();
+  }
+  static std::optional<LockReadResult> decode(std::string_view payload) {
+    rpc::Reader r(payload);
+    LockReadResult l;
+    const auto s = r.get<uint8_t>();
+    const auto present = r.get<uint8_t>();
+    l.version = r.get<uint64_t>();
+    l.holder_priority = r.get<uint64_t>();
+    l.value = std::string(r.bytes(1 << 20));
+    if (!r.done() || s > static_cast<uint8_t>(ItemStatus::kInvalid) || present > 1) return std::nullopt;
+    l.status = static_cast<ItemStatus>(s);
+    l.present = present == 1;
+    return l;
+  }
+};
 
 }  // namespace rdx::txn::dandelion

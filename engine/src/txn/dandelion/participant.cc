@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "cluster/lockword.h"
 #include "cluster/record_locks.h"
 
@@ -39,13 +41,23 @@ std::vector<ItemResult> Participant::lock(const Batch& b) {
   }
   std::vector<ItemResult> out;
   out.reserve(b.items.size());
-  // A recovery settled it (it never locks here now), or a lock batch of it came already (a duplicate message).
-  if (remembered(b.txid) != nullptr || pending_.count(b.txid) != 0) {
+  auto existing = pending_.find(b.txid);
+  // A recovery settled or fenced it (it never locks here now).
+  if (remembered(b.txid) != nullptr || (existing != pending_.end() && existing->second.fenced)) {
     out.assign(b.items.size(), ItemResult{ItemStatus::kInvalid, 0});
     return out;
   }
-  Pending p;
+  Pending fresh;
+  Pending& p = existing == pending_.end() ? fresh : existing->second;
+  const size_t held_before = p.items.size();
   for (const Item& it : b.items) {
+    auto held = std::find_if(p.items.begin(), p.items.begin() + static_cast<ptrdiff_t>(held_before),
+                             [&](const Item& h) { return h.key == it.key; });
+    if (held != p.items.begin() + static_cast<ptrdiff_t>(held_before)) {
+      out.push_back(lock_held(b.txid, *held, it));
+      if (out.back().status != ItemStatus::kOk) p.all_locked = false;
+      continue;
+    }
     out.push_back(lock_one(b.txid, it));
     if (out.back().status != ItemStatus::kOk) {
       p.all_locked = false;
@@ -54,12 +66,73 @@ std::vector<ItemResult> Participant::lock(const Batch& b) {
     p.items.push_back(it);
     p.items.back().version = out.back().version;
   }
-  if (!p.items.empty()) {
-    p.participants = b.participants;
+  std::erase_if(p.items, [](const Item& it) { return it.key.empty(); });  // (released by lock_held)
+  p.participants = b.participants;
+  if (existing == pending_.end() && !p.items.empty()) {
     p.since = Clock::now();
     pending_.emplace(b.txid, std::move(p));
   }
   return out;
+}
+
+ItemResult Participant::lock_held(uint64_t txid, Item& held, const Item& it) {
+  const uint64_t read_version = (held.flags & kAbsentAtLock) != 0 ? 0 : held.version;
+  if ((it.flags & kCheckVersion) != 0 && it.version != read_version) {
+    ++stats_.lock_conflicts;
+    (void)cluster::release_lock(ctx_.table(), ctx_.session(), held.key, txid);
+    held.key.clear();  // (dropped from the transaction's items by the caller)
+    return {ItemStatus::kChanged, read_version};
+  }
+  const uint64_t version = held.version;
+  held = it;
+  held.version = version;
+  return {ItemStatus::kOk, version};
+}
+
+LockReadResult Participant::lock_read(const LockRead& l) {
+  LockReadResult out;
+  auto p = pending_.find(l.txid);
+  if (remembered(l.txid) != nullptr || (p != pending_.end() && p->second.fenced)) {
+    out.status = ItemStatus::kInvalid;
+    return out;
+  }
+  bool fresh_lock = true;
+  if (p != pending_.end())
+    for (const Item& h : p->second.items) fresh_lock &= h.key != l.key;  // (two reads of one key in flight)
+  if (fresh_lock) {
+    const ItemResult r = lock_one(l.txid, Item{l.key, 0, 0, {}});
+    if (r.status != ItemStatus::kOk) {
+      out.status = r.status;
+      if (r.status == ItemStatus::kLocked) out.holder_priority = holder_priority(l.key);
+      return out;
+    }
+    if (p == pending_.end()) {
+      p = pending_.emplace(l.txid, Pending{}).first;
+      p->second.since = Clock::now();
+      p->second.priority = l.priority;
+    }
+    p->second.items.push_back(Item{l.key, 0, r.version, {}});
+  }
+  uint64_t word = 0;
+  const store::OpStatus st = ctx_.table().get(ctx_.session(), l.key, &out.value, &out.version, &word);
+  out.present = st == store::OpStatus::kOk && !absent(word);
+  if (!out.present) {
+    out.value.clear();
+    out.version = 0;
+    for (Item& h : p->second.items)
+      if (h.key == l.key) h.flags |= kAbsentAtLock;
+  }
+  return out;
+}
+
+uint64_t Participant::holder_priority(std::string_view key) {
+  store::RecordRef ref = ctx_.table().find(ctx_.session(), key);
+  if (!ref.valid()) return 0;
+  const uint64_t w = ref.lock_word().load(std::memory_order_acquire);
+  if (!locked(w)) return 0;
+  for (const auto& [txid, p] : pending_)
+    if (owner_bits(txid) == (w & kOwnerMask)) return p.priority;
+  return 0;
 }
 
 void Participant::release_taken(const Batch& b, const std::vector<ItemResult>& results) {

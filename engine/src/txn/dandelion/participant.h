@@ -37,6 +37,7 @@ struct Pending {
   bool applied = false;    // dnl2: applied under the locks
   bool fenced = false;     // a recovery asked: the coordinator's apply and unlock are refused from now on
   bool recovering = false;
+  uint64_t priority = 0;  // 2PL (WAITDIE): the transaction's timestamp, told to those its locks turn away
   std::chrono::steady_clock::time_point since;
 };
 
@@ -45,7 +46,11 @@ class Participant {
   using Clock = std::chrono::steady_clock;
   Participant(cluster::WorkerContext& ctx, cluster::ReplicaLog& log) : ctx_(ctx), log_(log) {}
 
+  // Locks a batch's items. A transaction that locked keys here already (2PL's execution reads) adds to them: items
+  // it holds are not locked again (their version check is against what it read).
   std::vector<ItemResult> lock(const Batch& b);
+  // 2PL's execution read: locks the key (no wait) and reads it under the lock.
+  LockReadResult lock_read(const LockRead& l);
   std::vector<ItemResult> validate(const Batch& b);
   // dnl2: applies the writes while the transaction holds their locks. False (nothing done) when a recovery fenced it.
   bool apply(const Batch& b);
@@ -67,6 +72,11 @@ class Participant {
 
  private:
   ItemResult lock_one(uint64_t txid, const Item& it);
+  // An item of a lock batch whose key the transaction holds already: recorded as the batch says; kChanged (and
+  // released) when its version check fails.
+  ItemResult lock_held(uint64_t txid, Item& held, const Item& it);
+  // The priority of the transaction holding `key` (0 when it is not one of this participant's).
+  uint64_t holder_priority(std::string_view key);
   ItemResult validate_one(uint64_t txid, const Item& it);
   void unlock_one(uint64_t txid, const Item& it, bool commit, const Pending* pending);
   // The value write `it` logged with its lock (`pending`); false when there is none.
