@@ -180,7 +180,7 @@ func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
 		value string
 		want  string
 	}{
-		{[]string{"spec", "transactions", "protocol"}, "occ", `Unsupported value: "occ": supported values: "dnl4", "dnl2", "dnl1"`},
+		{[]string{"spec", "transactions", "protocol"}, "occ", `Unsupported value: "occ": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie"`},
 		{[]string{"spec", "replication", "protocol"}, "zab", `Unsupported value: "zab": supported values: "primary-backup"`},
 		{[]string{"spec", "transport", "primitives"}, "onesided", `Unsupported value: "onesided": supported values: "rpc"`},
 	}

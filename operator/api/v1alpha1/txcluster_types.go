@@ -325,28 +325,32 @@ type BatchingSpec struct {
 }
 
 // TransactionProtocol is a commit protocol rdxd implements, or none.
-// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;none
+// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;nowait;waitdie;none
 type TransactionProtocol string
 
-// Commit protocols (Dandelion variants), and none: single-key commands only.
+// Commit protocols (Dandelion variants and RCC's 2PL ones), and none: single-key commands only.
 const (
-	ProtocolDNL4 TransactionProtocol = "dnl4"
-	ProtocolDNL2 TransactionProtocol = "dnl2"
-	ProtocolDNL1 TransactionProtocol = "dnl1"
-	ProtocolNone TransactionProtocol = "none"
+	ProtocolDNL4    TransactionProtocol = "dnl4"
+	ProtocolDNL2    TransactionProtocol = "dnl2"
+	ProtocolDNL1    TransactionProtocol = "dnl1"
+	ProtocolNoWait  TransactionProtocol = "nowait"
+	ProtocolWaitDie TransactionProtocol = "waitdie"
+	ProtocolNone    TransactionProtocol = "none"
 )
 
 // TransactionsSpec configures the commit protocol. Every change restarts every pod with a new epoch.
 type TransactionsSpec struct {
-	// protocol is the commit protocol, one of the Dandelion variants dnl4, dnl2 or dnl1, or none (no transactions:
-	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocols abd,
-	// paxos, hermes and craq),
-	// written verbatim to topology txn.protocol.
+	// protocol is the commit protocol: one of the Dandelion variants dnl4, dnl2 or dnl1 (optimistic reads), one of
+	// RCC's two-phase-locking protocols nowait or waitdie (each read locks its key at the primary; a held key aborts
+	// the transaction, or under waitdie waits for a younger holder), or none (no transactions: MULTI/EXEC and
+	// multi-key commands are refused, single-key commands run; required by replication protocols abd, paxos, hermes
+	// and craq), written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`
-	// localBackupReads lets a transaction read from a local backup replica instead of the primary
-	// (topology txn.local_backup_reads).
+	// localBackupReads lets a read be served by a local backup replica instead of the primary: a Dandelion
+	// transaction's reads, and single-key reads (topology txn.local_backup_reads). nowait and waitdie lock every key
+	// a transaction reads at its primary, so with them it applies to single-key reads only.
 	// +optional
 	// +kubebuilder:default=true
 	LocalBackupReads *bool `json:"localBackupReads,omitempty"`

@@ -118,7 +118,7 @@ var createCases = []struct {
 		`{transport: {kind: verbs, rdma: {mode: sriov, resourceName: a.b/c, networks: [sriov-net], privileged: false}}}`,
 		"transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice"},
 	{"unknown transaction protocol", "TxCluster", "db", `{transactions: {protocol: 2pl}}`,
-		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1"`},
+		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie"`},
 	{"unknown transport kind", "TxCluster", "db", `{transport: {kind: udp}}`,
 		`spec.transport.kind: Unsupported value: "udp": supported values: "tcp", "verbs"`},
 	{"tls secret", "TxCluster", "db", `{endpoint: {tlsSecretRef: {name: db-tls}}}`,
