@@ -92,6 +92,7 @@ func TestRDX(t *testing.T) {
 	for _, protocol := range []string{"abd", "paxos", "hermes", "craq"} {
 		leaderlessCluster(t, env, c, run, protocol)
 	}
+	lockingClusters(t, env, c, run)
 
 	primary := c.primary(t, 0)
 	backup := c.name + "-s0-2"

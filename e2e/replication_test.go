@@ -51,6 +51,41 @@ func redisBenchmark(t *testing.T, env *framework.Env, c *cluster, tests string) 
 	env.Logf(t, "redis-benchmark -t %s against %s (8 connections, pipeline 4): requests/s %v", tests, c.name, rps)
 }
 
+// createTxCluster creates a TxCluster `name` beside the sample (in its namespace, with its transport, 100m of CPU
+// requested) with the given spec fields, and waits until it is Ready and serves its endpoint.
+func createTxCluster(t *testing.T, env *framework.Env, sample *cluster, name string, spec map[string]any) *cluster {
+	ctx := framework.Ctx(t)
+	o, _, err := sample.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, _, _ := unstructured.NestedMap(o.Object, "spec", "transport")
+	spec["transport"] = transport
+	spec["resources"] = map[string]any{"requests": map[string]any{"cpu": "100m"}}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
+		"spec": spec}}
+	obj.SetName(name)
+	obj.SetNamespace(sample.ns)
+	created, err := env.Dynamic.Resource(framework.TxClusters).Namespace(sample.ns).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create TxCluster %s: %v", name, err)
+	}
+	shards, _, _ := unstructured.NestedInt64(spec, "shards")
+	replicas, _, _ := unstructured.NestedInt64(spec, "replicas")
+	c := &cluster{env: env, ns: sample.ns, name: name, uid: created.GetUID(), shards: shards, replicas: replicas}
+	env.Eventually(t, "TxCluster "+name+" Ready", readyTimeout, c.ready)
+	_, st, err := c.get(framework.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(st.Endpoint, name+".") {
+		t.Fatalf("status.endpoint %q", st.Endpoint)
+	}
+	c.redisAddr = st.Endpoint
+	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+	return c
+}
+
 // leaderlessCluster runs a TxCluster of a single-key replication protocol without an elected primary (abd, paxos,
 // hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
 // its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses
@@ -63,34 +98,10 @@ func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, p
 		what = "a member deleted (no load: " + protocol + "'s writes stop until it is back)"
 	}
 	env.Step(t, "a TxCluster with replication %s (transactions none): keys through its endpoint, %s", protocol, what)
-	ctx := framework.Ctx(t)
 	ns := sample.ns
-	o, _, err := sample.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport, _, _ := unstructured.NestedMap(o.Object, "spec", "transport")
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
-		"spec": map[string]any{"shards": int64(1), "replicas": int64(3), "transport": transport,
-			"replication": map[string]any{"protocol": protocol}, "transactions": map[string]any{"protocol": "none"},
-			"storeMemory": "256Mi", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}}
-	obj.SetName(protocol)
-	obj.SetNamespace(ns)
-	created, err := env.Dynamic.Resource(framework.TxClusters).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create TxCluster %s: %v", protocol, err)
-	}
-	c := &cluster{env: env, ns: ns, name: protocol, uid: created.GetUID(), shards: 1, replicas: 3}
-	env.Eventually(t, "TxCluster "+protocol+" Ready", readyTimeout, c.ready)
-	_, st, err := c.get(framework.Ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(st.Endpoint, protocol+".") {
-		t.Fatalf("status.endpoint %q", st.Endpoint)
-	}
-	c.redisAddr = st.Endpoint
-	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+	c := createTxCluster(t, env, sample, protocol, map[string]any{"shards": int64(1), "replicas": int64(3),
+		"replication": map[string]any{"protocol": protocol}, "transactions": map[string]any{"protocol": "none"},
+		"storeMemory": "256Mi"})
 	res := env.RunClient(t, ns, "client-"+protocol+"-write", clientTimeout, "write", "--addr", c.redisAddr, "--run",
 		run+"a", "--count", "500")
 	env.Logf(t, "%s: wrote %d keys in %.2fs", protocol, res.Keys, res.Seconds)
