@@ -37,6 +37,8 @@ const Registry<WorkloadEntry>& workloads() {
            [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('c', p); }},
           {"ycsb-f", "transactional YCSB F: 50% read, 50% read-modify-write",
            [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('f', p); }},
+          {"ycsb-rcc", "RCC's YCSB: 10 operations, 10% read-modify-write, 5 us of computation per transaction",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('r', p); }},
       }};
   return registry;
 }

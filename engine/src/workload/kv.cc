@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "workload/exec.h"
 
@@ -66,6 +67,11 @@ rpc::Task<TxOutcome> KeySpaceWorkload::run_one(txn::TxnService& svc, Rng& rng, L
     out.status = co_await give_up(*tx, out.status, out.error);
     co_return out;
   }
+  if (compute_us_ > 0) {  // (the worker computes: nothing else runs on it meanwhile, as in RCC)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(compute_us_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
   std::string value;
   for (uint64_t k : p.writes) {
     random_value(rng, value_size_, value);
@@ -102,16 +108,19 @@ KvPlan Ogp::plan(Rng& rng) const {
 }
 
 Ycsb::Ycsb(char letter, ParamReader& p)
-    : KeySpaceWorkload(fmt::format("ycsb-{}", letter),
-                       letter == 'c'   ? std::vector<std::string>{"Read"}
-                       : letter == 'f' ? std::vector<std::string>{"Read", "ReadModifyWrite"}
-                                       : std::vector<std::string>{"Read", "Update"},
+    : KeySpaceWorkload(letter == 'r' ? "ycsb-rcc" : fmt::format("ycsb-{}", letter),
+                       letter == 'c'                    ? std::vector<std::string>{"Read"}
+                       : letter == 'f' || letter == 'r' ? std::vector<std::string>{"Read", "ReadModifyWrite"}
+                                                        : std::vector<std::string>{"Read", "Update"},
                        "yc:") {
+  const bool rcc = letter == 'r';
   read_common(p, {});
-  read_key_space(p, "records", 100000, 100, "zipfian");
-  ops_ = p.u64("ops", 4, 1, 64, "operations (distinct keys) per transaction");
+  read_key_space(p, "records", 100000, 100, rcc ? "uniform" : "zipfian");
+  ops_ = p.u64("ops", rcc ? 10 : 4, 1, 64, "operations (distinct keys) per transaction");
+  compute_us_ = p.u64("compute_us", rcc ? 5 : 0, 0, 1'000'000, "computation per transaction, in microseconds");
   read_fraction_ = letter == 'a' ? 0.5 : letter == 'b' ? 0.95 : letter == 'c' ? 1.0 : 0.5;
-  rmw_ = letter == 'f';
+  if (rcc) read_fraction_ = 1 - static_cast<double>(p.u64("write_percent", 10, 0, 100, "operations that write")) / 100;
+  rmw_ = letter == 'f' || rcc;
   if (ops_ > keys_) p.fail(fmt::format("ops={} exceeds records={}", ops_, keys_));
   keep_params(p);
 }

@@ -8,7 +8,11 @@
 // Transactional YCSB (A, B, C, F): each transaction runs `ops` operations on distinct keys, each drawn independently
 // from the workload's operation mix: A 50% read / 50% update, B 95/5, C 100% read, F 50% read / 50%
 // read-modify-write. Updates are blind overwrites of the whole value; reads are issued first, then the writes.
-// Types: "Read" (every op a read) and "Update" (A, B) or "ReadModifyWrite" (F).
+// Types: "Read" (every op a read) and "Update" (A, B) or "ReadModifyWrite" (F, RCC).
+// RCC's YCSB (ycsb-rcc, the RCC seed's workload): `ops` (default 10) operations, each a read-modify-write with
+// probability write_percent (default 10), else a read, and compute_us (default 5) microseconds of computation per
+// transaction, done on the worker between the reads and the commit (while a 2PL transaction holds its locks); keys
+// uniform unless dist=zipfian. Every YCSB takes compute_us (default 0 but for RCC's).
 // Keys are drawn uniformly or Zipfian (theta), scattered over the key space (distributions.h).
 #include <string>
 #include <vector>
@@ -47,6 +51,7 @@ class KeySpaceWorkload : public WorkloadBase {
   void pick_distinct(Rng& rng, size_t n, std::vector<uint64_t>& out) const;
 
   std::string prefix_;
+  uint64_t compute_us_ = 0;  // busy computation per transaction, after its reads
   uint64_t keys_ = 0;
   size_t value_size_ = 0;
   KeyChooser chooser_;
@@ -64,13 +69,13 @@ class Ogp final : public KeySpaceWorkload {
 
 class Ycsb final : public KeySpaceWorkload {
  public:
-  Ycsb(char letter, ParamReader& p);  // 'a', 'b', 'c' or 'f'
+  Ycsb(char letter, ParamReader& p);  // 'a', 'b', 'c', 'f', or 'r' (RCC's)
   KvPlan plan(Rng& rng) const override;
   double read_fraction() const { return read_fraction_; }
 
  private:
   double read_fraction_ = 1;
-  bool rmw_ = false;  // F: the non-read operations read, then write
+  bool rmw_ = false;  // F, RCC: the non-read operations read, then write
   uint64_t ops_ = 1;
 };
 

@@ -113,7 +113,7 @@ class Workload {
 };
 
 // "name" or "name:key=value,key=value". Names: smallbank, tatp, ogp (also o(G,P), e.g. o(4,2)), ycsb-a, ycsb-b,
-// ycsb-c, ycsb-f.
+// ycsb-c, ycsb-f, ycsb-rcc.
 struct WorkloadSpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> params;

@@ -113,7 +113,7 @@ TEST(Mix, SmallBankAndTatpFollowTheirStandardMixes) {
 TEST(Mix, YcsbOperationProportions) {
   Rng rng(5);
   for (auto [spec, read_fraction] : std::vector<std::pair<std::string, double>>{
-           {"ycsb-a", 0.5}, {"ycsb-b", 0.95}, {"ycsb-c", 1.0}, {"ycsb-f", 0.5}}) {
+           {"ycsb-a", 0.5}, {"ycsb-b", 0.95}, {"ycsb-c", 1.0}, {"ycsb-f", 0.5}, {"ycsb-rcc", 0.9}}) {
     auto y = make<Ycsb>(spec + ":records=10000,ops=4");
     ASSERT_TRUE(y);
     size_t ops = 0, pure_reads = 0;
@@ -124,7 +124,7 @@ TEST(Mix, YcsbOperationProportions) {
       ASSERT_EQ(keys.size(), 4u) << spec;  // four distinct keys
       for (uint64_t w : p.writes) {
         bool read_too = std::find(p.reads.begin(), p.reads.end(), w) != p.reads.end();
-        EXPECT_EQ(read_too, spec == "ycsb-f") << spec;  // F reads what it writes; A/B write blindly
+        EXPECT_EQ(read_too, spec == "ycsb-f" || spec == "ycsb-rcc") << spec;  // F, RCC read what they write
       }
       EXPECT_EQ(p.type, p.writes.empty() ? 0 : 1);
       ops += 4;
