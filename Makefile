@@ -45,6 +45,8 @@ test-softroce: ## engine and a TxCluster on real verbs on soft-RoCE inside a qem
 	bash hack/softroce/run.sh
 bench-replication: engine ## Odyssey's Table 3 on this machine: every replication protocol, tcp, 3 nodes
 	python3 engine/tools/replication_table.py
+bench-cc: engine ## RCC's comparison on this machine: every transaction protocol, YCSB-RCC and SmallBank, tcp, 3 nodes
+	python3 engine/tools/cc_table.py
 bench-replication-softroce: ## Odyssey's Table 3 over verbs on soft-RoCE in the VM (stage table3), printed like bench-replication
 	RDX_SOFTROCE_STAGES="devinfo:60 table3:3600" RDX_SOFTROCE_MAX_RATIO= bash hack/softroce/run.sh
 	python3 engine/tools/replication_table.py --from _out/softroce/share/results/table3 \
@@ -56,4 +58,4 @@ test-kind-softroce: ## e2e suite with a verbs TxCluster on kind + rxe (Docker ho
 test: ## every test tier (what CI runs): engine, operator, soft-RoCE, e2e; later tiers prepared in the background
 	bash hack/test-all.sh
 
-.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator kubectl-rdx test-operator cluster-up down images demo test-e2e test-softroce test-kind-softroce bench-replication bench-replication-softroce test
+.PHONY: help deps-engine engine test-engine bench-engine manifests generate operator kubectl-rdx test-operator cluster-up down images demo test-e2e test-softroce test-kind-softroce bench-replication bench-replication-softroce bench-cc test

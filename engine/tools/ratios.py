@@ -16,18 +16,12 @@ Usage: tools/ratios.py [--duration 5] [--bin build/release/bin] [--json out.json
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+from tablelib import sh
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def sh(cmd, timeout=600):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-    return p.stdout
 
 
 class Cluster:

@@ -27,10 +27,11 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import urllib.request
+
+from tablelib import only, sh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WRITE_RATIOS = [0, 1, 5, 20, 50, 75, 100]
@@ -56,13 +57,6 @@ PAPER_LATENCY = {
     "craq": [(34, 22), (48, 30), (58, 37), (242, 138)],
     "hermes": [(18, 13), (24, 15), (36, 22), (110, 78)],
 }
-
-
-def sh(cmd, timeout=600):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-    return p.stdout
 
 
 def protocols(bin_dir):
@@ -187,14 +181,7 @@ def main():
     if args.results_dir:
         results = {p: collect(args.results_dir, p) for p in protocols_in(args.results_dir)}
     else:
-        names = protocols(args.bin)
-        if args.protocols:
-            wanted = args.protocols.split(",")
-            unknown = sorted(set(wanted) - set(names))
-            if unknown:
-                sys.exit(f"--protocols: {', '.join(unknown)} not registered (rdxd --list: {', '.join(names)})")
-            names = [p for p in names if p in wanted]
-        results = {p: measure(args, p) for p in names}
+        results = {p: measure(args, p) for p in only(protocols(args.bin), args.protocols)}
     head = "".join(f"{w:>{W - 1}}%" for w in WRITE_RATIOS)
     print(f"throughput in k ops/s by write ratio (this machine: {args.where}; paper: M ops/s){'':4}")
     print(f"{'protocol':<{L}}{head}")
