@@ -1,6 +1,7 @@
 #!/bin/bash
 # A 3-node rdxd cluster (lib/cluster.sh) on the rxe device, then rdx-bench over verbs:
-# single-key YCSB with every acknowledged write read back, and SmallBank with the strict-serializability checker.
+# single-key YCSB with every acknowledged write read back, and SmallBank with the strict-serializability checker;
+# SmallBank again for every other transaction protocol rdxd registers.
 # Then, for every replication protocol rdxd registers, a cluster of it (no transaction protocol) and rdx-bench kv
 # with its history checked per key for linearizability (rdx-lincheck, Porcupine), reads and writes spread over every
 # member; a protocol that offers read-modify-writes also runs FAA and compare-and-set (--write-mix set,incr,cas).
@@ -21,6 +22,22 @@ echo "--- transport metrics of n0 (verbs) ---"
 http 19100 /metrics | grep -E '^rdx_transport_(packets_sent|onesided|doorbells)|^rdx_ops_total' | tee "$RESULTS/cluster-metrics.txt"
 grep -q 'transport="verbs"' "$RESULTS/cluster-metrics.txt" || { echo "metrics do not show the verbs transport"; rc=1; }
 cleanup
+
+# Every other registered transaction protocol over verbs: SmallBank with hot accounts (conflicting), its history
+# through the strict-serializability checker and the total balance checked (rdx-bench exits non-zero otherwise).
+txns=$("$RDX_BIN/rdxd" --list | awk '/^txn:/ {f = 1; next} /^[^ ]/ {f = 0} f {print $1}')
+[ -n "$txns" ] || { echo "rdxd --list names no transaction protocol"; exit 1; }
+for p in $txns; do
+  [ "$p" = dnl4 ] && continue  # (above)
+  echo "--- transactions $p over verbs: SmallBank, history checked ---"
+  topology primary-backup "$p"
+  start "-$p"
+  wait_ready || { rc=1; cleanup; continue; }
+  "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --workload smallbank:accounts=200,hot_percent=10 --load \
+    --duration 6 --coroutines 4 --history "$RESULTS/cluster-smallbank-$p.history" \
+    --json "$RESULTS/cluster-smallbank-$p.json" --connect-timeout 120 || { echo "transactions $p: SmallBank failed"; rc=1; }
+  cleanup
+done
 
 # Every registered replication protocol over verbs: single-key operations only (txn none), history checked.
 protocols=$("$RDX_BIN/rdxd" --list | awk '/^replication:/ {f = 1; next} /^[^ ]/ {f = 0} f {print $1}')
