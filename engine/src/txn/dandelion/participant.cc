@@ -213,7 +213,14 @@ bool Participant::unlock(const Batch& b) {
   }
   // A recovery of another participant may still ask whether this one committed (until the watermark passes it).
   if (committed && pending != nullptr && pending->participants.size() > 1) remember(b.txid, TxnState::kCommitted);
-  if (p != pending_.end()) pending_.erase(p);
+  if (p != pending_.end()) {
+    // 2PL: a lock taken by a read whose answer was lost is not in the coordinator's list. It stays pending here, so
+    // that this participant's recovery releases it once it has been held too long.
+    std::erase_if(p->second.items, [&](const Item& held) {
+      return std::any_of(b.items.begin(), b.items.end(), [&](const Item& it) { return it.key == held.key; });
+    });
+    if (p->second.items.empty()) pending_.erase(p);
+  }
   return true;
 }
 
