@@ -5,7 +5,9 @@ at 1 and 8 coroutines per worker: committed transactions/s, abort rate, p50/p99 
 printed beside the RCC seed's YCSB numbers (EDR, 4 nodes, M txn/s) for the same protocol and primitive.
 
 Each protocol runs on its own 3-node, 3-replica cluster of one shard (engine/tools/rdx-local, tcp on loopback, one
-worker per node unless --workers), loaded once per workload. On tcp a one-sided operation is executed by the target's
+worker per node unless --workers), loaded once per workload. As in RCC, every read goes to the key's primary
+(--local-backup-reads off; RCC's protocols read at primaries): the coordinators of the two backups read over the
+network, with the primitive under test, so two reads in three are remote. On tcp a one-sided operation is executed by the target's
 CPU (emulated); the table prints how many each run needed. Absolute numbers on a shared 2-core machine mean little
 (RCC: a cluster of many-core machines with 100 Gb/s RDMA): compare protocols with each other, within one run.
 Usage: tools/cc_table.py [--duration 3] [--records 10000] [--accounts 10000] [--json out.json] [--protocols a,b]
@@ -37,7 +39,8 @@ def registered(bin_dir):
 def row_of(r):
     lat = r["latency"]
     return {"tx_s": r["committed_tx_s"], "abort_rate": r["abort_rate"], "p50_us": lat["p50_us"],
-            "p99_us": lat["p99_us"], "emulated": r.get("onesided_emulated", 0),
+            "p99_us": lat["p99_us"], "emulated": r.get("onesided_emulated", 0), "onesided_reads": r["reads"]["onesided"],
+            "remote_reads": r["reads"]["remote"],
             "checker_ok": r.get("checker", {}).get("ok")}
 
 
@@ -49,7 +52,7 @@ def measure(args, protocol, primitives):
         for name, spec in workloads.items():
             for i, n in enumerate(COROUTINES):
                 args.coroutines = n
-                out[f"{name}/{n}"] = row_of(c.bench(spec, load=i == 0))
+                out[f"{name}/{n}"] = row_of(c.bench(spec, "--local-backup-reads", "off", load=i == 0))
         return out
     finally:
         c.down()
@@ -66,6 +69,8 @@ def report(args, results):
         print(f"{protocol + '/' + prim:<{L}}{cells}{seed if seed else '-':>{W}}")
         lat = "".join(f"{rows[c]['p50_us']:>{W}.0f}{rows[c]['p99_us']:>{W}.0f}" for c in cols)
         print(f"{'  p50/p99 us':<{L}}{lat}")
+        print(f"{'  remote/one-sided rd':<{L}}" + "".join(
+            f"{rows[c]['remote_reads']:>{W}}{rows[c]['onesided_reads']:>{W}}" for c in cols))
         emulated = sum(rows[c]["emulated"] for c in cols)
         print(f"{'  one-sided (emulated)':<{L}}{emulated:>{W}}")
 

@@ -142,7 +142,7 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   rpc::Writer out;
   out.put(ledger.balance_delta).put(static_cast<uint64_t>(history_.size()));
   out.put(ts.local_reads).put(ts.remote_reads).put(ts.local_backup_reads).put(rs.batches).put(rs.batched_reads);
-  out.put(ts.read_only_commits).put(ts.lock_waits);
+  out.put(ts.read_only_commits).put(ts.lock_waits).put(ts.onesided_reads);
   out.put(ctx_.rpc().endpoint().stats().onesided_served - served_before);
   out.put(static_cast<uint32_t>(stats.size()));
   for (size_t i = 0; i < stats.size(); ++i) {

@@ -42,6 +42,7 @@ struct RunResult {
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0, ht_batches = 0, ht_batched_reads = 0;
   uint64_t read_only_commits = 0;  // committed with dnl-ro
   uint64_t lock_waits = 0;         // waitdie: reads that waited for a younger holder
+  uint64_t onesided_reads = 0;     // execution reads issued as one-sided READs
   uint64_t onesided_emulated = 0;  // one-sided ops the workers' transports executed for peers (tcp)
   std::map<std::string, TypeResult> types;
 };
@@ -59,6 +60,7 @@ bool decode_run(std::string_view payload, RunResult& r) {
   r.ht_batched_reads += rd.get<uint64_t>();
   r.read_only_commits += rd.get<uint64_t>();
   r.lock_waits += rd.get<uint64_t>();
+  r.onesided_reads += rd.get<uint64_t>();
   r.onesided_emulated += rd.get<uint64_t>();
   auto ntypes = rd.get<uint32_t>();
   for (uint32_t i = 0; i < ntypes && rd.ok(); ++i) {
@@ -378,19 +380,18 @@ int run_txn(const TxnOptions& o, Summary& sum) {
     fmt::print("  total: {:.0f} committed tx/s, abort rate {:.1f}%, p50 {:.1f} us, p99 {:.1f} us\n", tput,
                100 * abort_rate, overall.quantile(0.5) / 1e3, overall.quantile(0.99) / 1e3);
     fmt::print(
-        "  reads: {} local ({} from a local backup), {} remote; hashtable batches {} (avg {:.1f} reads)\n",
-        total.local_reads, total.local_backup_reads, total.remote_reads, total.ht_batches,
+        "  reads: {} local ({} from a local backup), {} remote ({} one-sided READs); hashtable batches {} (avg {:.1f} "
+        "reads)\n",
+        total.local_reads, total.local_backup_reads, total.remote_reads, total.onesided_reads, total.ht_batches,
         total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);
     fmt::print("  read-only transactions committed with dnl-ro: {}; reads that waited for a lock (waitdie): {}\n",
                total.read_only_commits, total.lock_waits);
     out["committed_tx_s"] = tput;
     out["abort_rate"] = abort_rate;
     out["latency"] = latency_us(overall);
-    out["reads"] = {{"local", total.local_reads},
-                    {"local_backup", total.local_backup_reads},
-                    {"remote", total.remote_reads},
-                    {"ht_batches", total.ht_batches},
-                    {"ht_batched_reads", total.ht_batched_reads}};
+    out["reads"] = {{"local", total.local_reads},     {"local_backup", total.local_backup_reads},
+                    {"remote", total.remote_reads},   {"onesided", total.onesided_reads},
+                    {"ht_batches", total.ht_batches}, {"ht_batched_reads", total.ht_batched_reads}};
     out["read_only_commits"] = total.read_only_commits;
     out["lock_waits"] = total.lock_waits;
     out["data_errors"] = data_errors;

@@ -13,6 +13,10 @@
 
 namespace rdx::cluster {
 
+// The region every node registers its store's arena as: record offsets (store::RecordRef::arena_offset) are offsets
+// in it, so a peer reaches a record with a one-sided READ at RemotePtr{node, kStoreRegion, offset}.
+inline constexpr transport::RegionId kStoreRegion = 1;
+
 class WorkerContext {
  public:
   virtual ~WorkerContext() = default;

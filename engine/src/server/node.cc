@@ -134,7 +134,7 @@ Status Node::start() {
   if (!t) return t.status();
   transport_ = std::move(t.value());
   started_ = true;  // from here on, a failed start is undone by stop() (workers may be running)
-  RDX_RETURN_IF_ERROR(transport_->register_region(kStoreRegion, arena_.data(), arena_.size()));
+  RDX_RETURN_IF_ERROR(transport_->register_region(cluster::kStoreRegion, arena_.data(), arena_.size()));
 
   for (uint16_t w = 0; w < topo.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(*this, w));

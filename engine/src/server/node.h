@@ -34,8 +34,6 @@ struct NodeOptions {
   txn::TxnTestFaults txn_faults;   // tests only
 };
 
-inline constexpr transport::RegionId kStoreRegion = 1;
-
 class Node {
  public:
   // Checks the topology against what this build implements (protocols, primitives) and fails with a message naming

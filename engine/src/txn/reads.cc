@@ -6,6 +6,7 @@
 namespace rdx::txn {
 
 Status ReadPath::start() {
+  RDX_RETURN_IF_ERROR(remote_.start());
   return ctx_.rpc().on(kReadAtReplica, [this](const rpc::Incoming& in) {
     rpc::Reader r(in.payload);
     std::string key(r.bytes(cluster::kMaxKeyBytes));
@@ -41,6 +42,7 @@ rpc::Task<Read> ReadPath::read(std::string key) {
   // The node first: the argument that moves `key` may be initialized before primary_of(key) is evaluated.
   const uint16_t primary = cluster::primary_of(ctx_, key);
   if (primary == ctx_.self()) co_return Read{Code::kUnavailable, {}, 0};  // this primary lost its leases
+  if (onesided_) co_return co_await remote_.read(key, primary);
   auto conn = ctx_.peer(primary);
   if (!conn) co_return Read{Code::kUnavailable, {}, 0};
   rpc::Writer w;

@@ -85,7 +85,11 @@ class Tx final : public Transaction {
 
 TxnServiceImpl::TxnServiceImpl(cluster::WorkerContext& ctx, cluster::ReplicaLog& log, const CcEntry& cc,
                                Primitives primitives, TxnOptions options)
-    : ctx_(ctx), log_(log), cc_entry_(cc), options_(options), reads_(ctx, counters_, options_) {
+    : ctx_(ctx),
+      log_(log),
+      cc_entry_(cc),
+      options_(options),
+      reads_(ctx, counters_, options_, primitives.onesided_for(Phase::kRead)) {
   cc_ = cc.make(CcEnv{ctx, log, reads_, cc.msgs, std::move(primitives), counters_, options_, [this](TxRecord r) {
                         if (options_.record_history) history_.push_back(std::move(r));
                       }});

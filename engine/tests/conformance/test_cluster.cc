@@ -36,10 +36,10 @@ std::string topology_json(const ClusterOptions& o) {
     members += fmt::format(R"({}"n{}")", i ? "," : "", i);
   }
   return fmt::format(
-      R"({{"cluster":"conformance","epoch":1,"transport":{{"kind":"tcp","hugepages":false}},"workers":{},)"
-      R"("memory_mb":64,"replication":{{"protocol":"{}"}},"txn":{{"protocol":"{}"}},)"
+      R"({{"cluster":"conformance","epoch":1,"transport":{{"kind":"tcp","hugepages":false,"primitives":"{}"}},)"
+      R"("workers":{},"memory_mb":64,"replication":{{"protocol":"{}"}},"txn":{{"protocol":"{}"}},)"
       R"({}"shards":[{{"id":0,"members":[{}]}}],"nodes":[{}]}})",
-      o.workers, o.replication, o.txn, failure_detection_override(), members, nodes);
+      o.primitives, o.workers, o.replication, o.txn, failure_detection_override(), members, nodes);
 }
 }  // namespace
 

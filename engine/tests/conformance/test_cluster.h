@@ -22,7 +22,8 @@ namespace rdx::conformance {
 struct ClusterOptions {
   std::string replication = "primary-backup";
   std::string txn = "dnl4";
-  int nodes = 3;  // one shard; the first node is its primary
+  std::string primitives = "rpc";  // transport.primitives of the transaction protocol
+  int nodes = 3;                   // one shard; the first node is its primary
   int workers = 2;
   replication::TestFaults faults;
 };

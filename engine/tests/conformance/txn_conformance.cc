@@ -1,4 +1,6 @@
-// The transaction family's conformance suite: every protocol registered in txn/protocols.def runs it, on an
+// The transaction family's conformance suite: every protocol registered in txn/protocols.def runs it with every
+// primitives choice it honours (parameter "occ+onesided", with reads at the primaries; plain "dnl4" is rpc; `hybrid`
+// only where its phases differ from `onesided`'s, else it is the same code), on an
 // in-process 3-node, 3-replica cluster of real rdxd nodes (TCP on loopback). Every worker of every node drives the
 // workload through the service hook rdxd offers its front ends: load its share of the data, run transactions from
 // several coroutines, record the history; then one worker runs the workload's invariant check and the history goes
@@ -161,16 +163,21 @@ struct RunResult {
   checker::CheckReport check;
 };
 
-RunResult run_on_cluster(const std::string& protocol, const RunConfig& cfg) {
+RunResult run_on_cluster(const std::string& param, const RunConfig& cfg) {
   RunResult out;
   auto w = make_workload(cfg.workload);
   EXPECT_TRUE(w.is_ok()) << w.status().to_string();
   if (!w.is_ok()) return out;
   ClusterOptions o;
-  o.txn = protocol;
+  const size_t plus = param.find('+');
+  o.txn = param.substr(0, plus);
+  if (plus != std::string::npos) o.primitives = param.substr(plus + 1);
   Shared shared;
   shared.workload = w->get();
   shared.cfg = cfg;
+  // Every read at the primary, so the coordinators of the two backups read over the primitives under test (a local
+  // backup copy would serve them, one-sided or not).
+  if (o.primitives != "rpc") shared.cfg.local_backup_reads = false;
   shared.drivers = o.nodes * o.workers;
   TestCluster c(o, [&shared](int node, server::ServiceEnv& env) -> std::unique_ptr<server::Service> {
     return std::make_unique<Driver>(*env.txn, shared, node);
@@ -267,9 +274,14 @@ TEST_P(TxnConformance, CheckerCatchesAProtocolThatDoesNotCheckItsReads) {
   for (const auto& v : r.check.violations) EXPECT_FALSE(v.txns.empty()) << v.message;
 }
 
+// Every (protocol, primitives) pair the registry offers.
 std::vector<std::string> protocols() {
   std::vector<std::string> out;
-  for (const auto& e : txn::cc_protocols().entries()) out.emplace_back(e.name);
+  for (const auto& e : txn::cc_protocols().entries()) {
+    out.emplace_back(e.name);
+    if (e.onesided_phases != 0) out.push_back(std::string(e.name) + "+onesided");
+    if (e.hybrid_phases != 0 && e.hybrid_phases != e.onesided_phases) out.push_back(std::string(e.name) + "+hybrid");
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-"""Every replication protocol's own messages, malformed, from a peer that says it is a member of the shard: each
+"""Every replication and transaction protocol's own messages (and the transaction family's shared ones), malformed, from a peer that says it is a member of the shard: each
 message type of the protocol's range (rdxd --list --json) gets truncated, garbage and out-of-range payloads at both
 workers of a node. The node must stay up and in service and change nothing: every key reads back as written, through
 every node, and writes still apply. Most payloads are refused (kInvalidArgument) or dropped; a few happen to be
@@ -15,6 +15,8 @@ from conftest import registered_entries, wait_until
 from wire import send_requests
 
 PROTOCOLS = {e["name"]: e for e in registered_entries("replication")}
+TXN = {e["name"]: e for e in registered_entries("txn")}
+TXN_FAMILY = (48, 63)  # cluster::msgs::kTxnFamily: the reads every transaction protocol shares
 NODES = ["n0", "n1", "n2"]
 INVALID_ARGUMENT = 1
 BAD_TAGS = (0, 0xFFFFFFFFFFFFFFFF)  # no protocol's tag or version: 0 is "never written", the other out of range
@@ -45,14 +47,8 @@ def client(cluster, node):
     return redis.Redis(port=cluster.node(node)["redis_port"], socket_timeout=5, decode_responses=True)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_malformed_protocol_messages_are_refused_and_change_nothing(cluster, protocol):
-    up(cluster, protocol)
-    keys = {f"m:{i}": f"v-{i}" for i in range(40)}
-    writer = client(cluster, "n0")
-    for k, v in keys.items():
-        assert writer.set(k, v)
-    first, last = PROTOCOLS[protocol]["messages"]
+def send_malformed(cluster, label, first, last):
+    """Every malformed payload as every type in [first, last], to both workers of n0, from member n1."""
     payloads = malformed_payloads(random.Random(7))
     messages = [(t, p) for t in range(first, last + 1) for p in payloads]
     target = cluster.node("n0")
@@ -62,11 +58,14 @@ def test_malformed_protocol_messages_are_refused_and_change_nothing(cluster, pro
         statuses = send_requests(target["port"], messages, src_node=member, dst_worker=worker)
         for i, s in statuses.items():
             answers[s] = answers.get(s, 0) + 1
-            assert not (s == 0 and messages[i][1] in NEVER_OK), f"{protocol}: type {messages[i][0]} took {messages[i][1]}"
-    print(f"{protocol}: {2 * len(messages)} malformed messages (types {first}..{last}); answers by status code: "
+            assert not (s == 0 and messages[i][1] in NEVER_OK), f"{label}: type {messages[i][0]} took {messages[i][1]}"
+    print(f"{label}: {2 * len(messages)} malformed messages (types {first}..{last}); answers by status code: "
           f"{dict(sorted(answers.items()))}, the rest dropped")
     assert answers.get(INVALID_ARGUMENT, 0) > 0
-    # Up, in service, nothing changed, through every node.
+
+
+def expect_unchanged(cluster, label, keys, writer):
+    """Up, in service, nothing changed, through every node; writes still apply."""
     for n in NODES:
         wait_until(lambda n=n: cluster.ready(n), timeout=20, what=f"{n} ready again")
     for n in NODES:
@@ -80,5 +79,39 @@ def test_malformed_protocol_messages_are_refused_and_change_nothing(cluster, pro
                 if time.time() > deadline:
                     raise
                 time.sleep(0.1)
-        assert got == list(keys.values()), f"{protocol}: {n} reads {got}"
+        assert got == list(keys.values()), f"{label}: {n} reads {got}"
     assert writer.set("m:after", "ok") and client(cluster, "n2").get("m:after") == "ok"
+
+
+def write_keys(cluster):
+    keys = {f"m:{i}": f"v-{i}" for i in range(40)}
+    writer = client(cluster, "n0")
+    for k, v in keys.items():
+        assert writer.set(k, v)
+    return keys, writer
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_malformed_protocol_messages_are_refused_and_change_nothing(cluster, protocol):
+    up(cluster, protocol)
+    keys, writer = write_keys(cluster)
+    send_malformed(cluster, protocol, *PROTOCOLS[protocol]["messages"])
+    expect_unchanged(cluster, protocol, keys, writer)
+
+
+@pytest.mark.parametrize("protocol", [*TXN, "family"])
+def test_malformed_transaction_messages_are_refused_and_change_nothing(cluster, protocol):
+    """A transaction protocol's messages (locks, validations, applies, unlocks, recovery queries, 2PL's lock-reads),
+    or the family's (reads at the primary, OCC's one-sided locate), malformed: nothing locked for good, nothing
+    applied. Afterwards transactions still commit at every node, which a lock left behind would stop."""
+    name = "occ" if protocol == "family" else protocol
+    prims = "onesided" if "onesided" in TXN[name]["primitives"] else "rpc"
+    cluster.up(nodes=3, extra=["--txn-protocol", name, "--primitives", prims])
+    keys, writer = write_keys(cluster)
+    first, last = TXN_FAMILY if protocol == "family" else TXN[protocol]["messages"]
+    send_malformed(cluster, protocol, first, last)
+    expect_unchanged(cluster, protocol, keys, writer)
+    for n in NODES:
+        p = client(cluster, n).pipeline(transaction=True)
+        p.get("m:1").set("m:1", f"after-{n}").get("m:2")
+        assert p.execute() == ["v-1" if n == "n0" else f"after-{NODES[NODES.index(n) - 1]}", True, "v-2"], n

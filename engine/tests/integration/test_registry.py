@@ -35,23 +35,38 @@ def test_crd_admits_exactly_what_rdxd_registers():
     assert sorted(spec["replication"]["properties"]["protocol"]["enum"]) == names["replication"]
     # "none" is no protocol: single-key commands only (what replication protocols without transactions need).
     assert sorted(spec["transactions"]["properties"]["protocol"]["enum"]) == sorted(names["txn"] + ["none"])
-    # A primitives value is admitted only if every transaction protocol honours it (no per-protocol rule exists yet).
-    honoured = set.intersection(*(set(e["primitives"]) for e in reg["txn"]))
+    # A primitives value is admitted if a transaction protocol honours it (a CEL rule ties it to those protocols:
+    # test_crd_refuses_primitives_a_protocol_does_not_honour).
+    honoured = set.union(*(set(e["primitives"]) for e in reg["txn"]))
     assert sorted(spec["transport"]["properties"]["primitives"]["enum"]) == sorted(honoured)
     # Defaults name registered values.
     assert spec["transactions"]["properties"]["protocol"]["default"] in names["txn"]
     assert spec["replication"]["properties"]["protocol"]["default"] in names["replication"]
-    assert spec["transport"]["properties"]["primitives"]["default"] in honoured
+    assert spec["transport"]["properties"]["primitives"]["default"] in set.intersection(
+        *(set(e["primitives"]) for e in reg["txn"]))
+
+
+def cel_rules():
+    with open(CRD) as f:
+        crd = yaml.safe_load(f)
+    (version,) = crd["spec"]["versions"]
+    return version["schema"]["openAPIV3Schema"]["properties"]["spec"].get("x-kubernetes-validations", [])
+
+
+def test_crd_refuses_primitives_a_protocol_does_not_honour():
+    # Primitives other than rpc are admitted with exactly the transaction protocols that honour them all.
+    pattern = re.compile(r"^self\.transport\.primitives == 'rpc' \|\| self\.transactions\.protocol in \[(.*)\]$")
+    (listed,) = [m.group(1) for m in (pattern.match(r["rule"]) for r in cel_rules()) if m]
+    names = sorted(n.strip().strip("'") for n in listed.split(","))
+    others = {"onesided", "hybrid"}
+    assert names == sorted(e["name"] for e in registered()["txn"] if others <= set(e["primitives"])), names
 
 
 def test_crd_refuses_transactions_over_protocols_that_do_not_carry_them():
     # Families and keys: a TxCluster runs a transaction protocol over its replication protocol's replica log; one
     # that replicates single keys only must have transactions.protocol none, which a CEL rule of the CRD says for
     # exactly those protocols.
-    with open(CRD) as f:
-        crd = yaml.safe_load(f)
-    (version,) = crd["spec"]["versions"]
-    rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"].get("x-kubernetes-validations", [])
+    rules = cel_rules()
     single_key = re.compile(r"^!\(self\.replication\.protocol in \[(.*)\]\) \|\| self\.transactions\.protocol == 'none'$")
     (listed,) = [m.group(1) for m in (single_key.match(r["rule"]) for r in rules) if m]
     names = sorted(n.strip().strip("'") for n in listed.split(","))
