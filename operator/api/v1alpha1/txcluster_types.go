@@ -63,6 +63,7 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
+// +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocol occ only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
@@ -170,12 +171,19 @@ const (
 	TransportVerbs TransportKind = "verbs"
 )
 
-// Primitives selects which network primitives the protocols use.
-// +kubebuilder:validation:Enum=rpc
+// Primitives selects which network primitives the transaction protocol uses.
+// +kubebuilder:validation:Enum=rpc;onesided;hybrid
 type Primitives string
 
-// PrimitivesRPC runs every protocol phase over messages (RPC), the only primitives rdxd implements.
-const PrimitivesRPC Primitives = "rpc"
+// Primitives rdxd implements.
+const (
+	// PrimitivesRPC runs every protocol phase over messages (RPC).
+	PrimitivesRPC Primitives = "rpc"
+	// PrimitivesOneSided runs the phases the protocol can run one-sided with one-sided RDMA (occ: execution reads).
+	PrimitivesOneSided Primitives = "onesided"
+	// PrimitivesHybrid runs the protocol's chosen subset of phases one-sided (occ: execution reads).
+	PrimitivesHybrid Primitives = "hybrid"
+)
 
 // TransportSpec selects the network between rdxd nodes.
 type TransportSpec struct {
@@ -186,8 +194,10 @@ type TransportSpec struct {
 	// +kubebuilder:default=tcp
 	Kind TransportKind `json:"kind,omitempty"`
 
-	// primitives used by the protocols: `rpc`, the only value: every protocol phase runs over messages (RPC), on
-	// either transport kind. Written to topology transport.primitives.
+	// primitives of the transaction protocol: `rpc` (every phase over messages), or `onesided` or `hybrid`, which
+	// only `occ` honours: its execution reads a remote record with one one-sided READ of the primary's memory (its
+	// commit phases stay RPC; with occ the two are the same today). On transport kind tcp the target's CPU executes
+	// a one-sided operation (emulated). Written to topology transport.primitives.
 	// +optional
 	// +kubebuilder:default=rpc
 	Primitives Primitives `json:"primitives,omitempty"`
@@ -325,16 +335,17 @@ type BatchingSpec struct {
 }
 
 // TransactionProtocol is a commit protocol rdxd implements, or none.
-// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;nowait;waitdie;none
+// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;nowait;waitdie;occ;none
 type TransactionProtocol string
 
-// Commit protocols (Dandelion variants and RCC's 2PL ones), and none: single-key commands only.
+// Commit protocols (Dandelion variants and RCC's OCC and 2PL ones), and none: single-key commands only.
 const (
 	ProtocolDNL4    TransactionProtocol = "dnl4"
 	ProtocolDNL2    TransactionProtocol = "dnl2"
 	ProtocolDNL1    TransactionProtocol = "dnl1"
 	ProtocolNoWait  TransactionProtocol = "nowait"
 	ProtocolWaitDie TransactionProtocol = "waitdie"
+	ProtocolOCC     TransactionProtocol = "occ"
 	ProtocolNone    TransactionProtocol = "none"
 )
 
@@ -342,7 +353,8 @@ const (
 type TransactionsSpec struct {
 	// protocol is the commit protocol: one of the Dandelion variants dnl4, dnl2 or dnl1 (optimistic reads), one of
 	// RCC's two-phase-locking protocols nowait or waitdie (each read locks its key at the primary; a held key aborts
-	// the transaction, or under waitdie waits for a younger holder), or none (no transactions: MULTI/EXEC and
+	// the transaction, or under waitdie waits for a younger holder), RCC's occ (optimistic reads, one-sided with
+	// transport.primitives onesided or hybrid; commit as dnl4), or none (no transactions: MULTI/EXEC and
 	// multi-key commands are refused, single-key commands run; required by replication protocols abd, paxos, hermes
 	// and craq), written verbatim to topology txn.protocol.
 	// +optional

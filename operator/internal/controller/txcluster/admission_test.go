@@ -32,10 +32,10 @@ type refusal struct {
 // serve.
 func unimplemented() []refusal {
 	var cases []refusal
-	for _, p := range []string{"occ", "mvcc", "sundial", "calvin"} {
+	for _, p := range []string{"mvcc", "sundial", "calvin"} {
 		cases = append(cases, refusal{"txn-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
-			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "none"`, p)})
+			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "none"`, p)})
 	}
 	for _, p := range []string{"zab", "multipaxos", "derecho", "allaboard", "cht", "chtmultileader"} {
 		cases = append(cases, refusal{"repl-" + p,
