@@ -50,11 +50,19 @@ func unimplemented() []refusal {
 			fmt.Sprintf("replication.protocol %s replicates single keys only: it cannot carry transactions (set "+
 				"transactions.protocol to none)", p)})
 	}
+	// One-sided primitives are honoured by occ only: with the default dnl4 they are refused.
 	for _, p := range []string{"onesided", "hybrid"} {
 		cases = append(cases, refusal{"prim-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
-			fmt.Sprintf(`spec.transport.primitives: Unsupported value: %q: supported values: "rpc"`, p)})
+			fmt.Sprintf("transport.primitives %s is honoured by transactions.protocol occ only: dnl4 runs every "+
+				"phase over RPC (set primitives to rpc)", p)})
 	}
+	cases = append(cases, refusal{"prim-unknown",
+		func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+			c.Spec.Transport.Primitives = "rdma"
+		},
+		`spec.transport.primitives: Unsupported value: "rdma": supported values: "rpc", "onesided", "hybrid"`})
 	return append(cases, refusal{"tls",
 		func(c *rdxv1.TxCluster) { c.Spec.Endpoint.TLSSecretRef = &rdxv1.LocalObjectReference{Name: "tls"} },
 		"spec.endpoint.tlsSecretRef: Invalid value: endpoint.tlsSecretRef: rdxd does not serve TLS yet; " +
@@ -110,28 +118,51 @@ func TestUnimplementedValuesRefused(t *testing.T) {
 
 // TestSingleKeyClusterAdmitted: abd with transactions.protocol none is admitted, and its topology names both.
 func TestSingleKeyClusterAdmitted(t *testing.T) {
-	ns := env.Namespace(t)
-	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "abd", Namespace: ns}}
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "abd", Namespace: env.Namespace(t)}}
 	c.Spec.Replication.Protocol = rdxv1.ReplicationABD
 	c.Spec.Transactions.Protocol = rdxv1.ProtocolNone
-	if err := env.Client.Create(context.Background(), c); err != nil {
-		t.Fatalf("abd with transactions none refused: %v", err)
-	}
-	testenv.Eventually(t, 30*time.Second, func() error {
-		var cm corev1.ConfigMap
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: engine.TopologyName(c)}, &cm); err != nil {
-			return err
-		}
-		var topo struct {
-			Replication struct{ Protocol string } `json:"replication"`
-			Txn         struct{ Protocol string } `json:"txn"`
-		}
-		if err := json.Unmarshal([]byte(cm.Data[engine.TopologyKey]), &topo); err != nil {
-			return err
-		}
+	expectAdmitted(t, c, func(topo renderedTopology) error {
 		if topo.Replication.Protocol != "abd" || topo.Txn.Protocol != "none" {
 			return fmt.Errorf("topology names replication %q and txn %q", topo.Replication.Protocol, topo.Txn.Protocol)
 		}
 		return nil
+	})
+}
+
+// TestOneSidedOCCAdmitted: occ with primitives onesided is admitted, and its topology names both.
+func TestOneSidedOCCAdmitted(t *testing.T) {
+	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "occ", Namespace: env.Namespace(t)}}
+	c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+	c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
+	expectAdmitted(t, c, func(topo renderedTopology) error {
+		if topo.Transport.Primitives != "onesided" || topo.Txn.Protocol != "occ" {
+			return fmt.Errorf("topology names primitives %q and txn %q", topo.Transport.Primitives, topo.Txn.Protocol)
+		}
+		return nil
+	})
+}
+
+// renderedTopology is the part of the topology ConfigMap the admission tests look at.
+type renderedTopology struct {
+	Replication struct{ Protocol string }   `json:"replication"`
+	Txn         struct{ Protocol string }   `json:"txn"`
+	Transport   struct{ Primitives string } `json:"transport"`
+}
+
+// expectAdmitted creates c, which must be admitted, and waits until its topology ConfigMap passes check.
+func expectAdmitted(t *testing.T, c *rdxv1.TxCluster, check func(renderedTopology) error) {
+	if err := env.Client.Create(context.Background(), c); err != nil {
+		t.Fatalf("%s refused: %v", c.Name, err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: c.Namespace, Name: engine.TopologyName(c)}, &cm); err != nil {
+			return err
+		}
+		var topo renderedTopology
+		if err := json.Unmarshal([]byte(cm.Data[engine.TopologyKey]), &topo); err != nil {
+			return err
+		}
+		return check(topo)
 	})
 }
