@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,18 +13,25 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
-// lockingClusters runs a TxCluster with each of RCC's two-phase-locking protocols (nowait, waitdie; primary-backup,
-// 3 replicas): MULTI/EXEC, WATCH and DISCARD through go-redis and redis-benchmark against each endpoint; then one
-// SmallBank Benchmark over both with hot accounts (conflicting transactions), whose history must pass the
-// strict-serializability checker with the exact balance invariant at each; and the TxClusters deleted again.
+// lockingClusters runs a TxCluster with each of RCC's two-phase-locking protocols (nowait, waitdie) and with RCC's
+// OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and DISCARD through go-redis and
+// redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with hot accounts (conflicting
+// transactions), whose history must pass the strict-serializability checker with the exact balance invariant at
+// each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
 func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run string) {
-	protocols := []string{"nowait", "waitdie"}
-	env.Step(t, "TxClusters with transactions %s: MULTI/EXEC and WATCH, redis-benchmark, a conflicting SmallBank checked",
-		strings.Join(protocols, " and "))
+	protocols := []string{"nowait", "waitdie", "occ"}
+	env.Step(t, "TxClusters with transactions %s (onesided): MULTI/EXEC and WATCH, redis-benchmark, a conflicting "+
+		"SmallBank checked", strings.Join(protocols, ", "))
 	var clusters []*cluster
 	for _, p := range protocols {
-		c := createTxCluster(t, env, sample, p, map[string]any{"shards": int64(1), "replicas": int64(3),
-			"transactions": map[string]any{"protocol": p}, "storeMemory": "256Mi"})
+		txn := map[string]any{"protocol": p}
+		spec := map[string]any{"shards": int64(1), "replicas": int64(3), "transactions": txn, "storeMemory": "256Mi"}
+		if p == "occ" {
+			// Reads at the primary (not a local backup copy), so the two backups' reads are one-sided READs.
+			txn["localBackupReads"] = false
+			spec["transport"] = map[string]any{"primitives": "onesided"}
+		}
+		c := createTxCluster(t, env, sample, p, spec)
 		res := env.RunClient(t, c.ns, "client-"+p+"-txn", clientTimeout, "txn", "--addr", c.redisAddr, "--run", run+p)
 		for _, check := range res.Checks {
 			env.Logf(t, "%s ok: %s", p, check)
@@ -33,9 +41,9 @@ func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run stri
 	}
 
 	ctx := framework.Ctx(t)
-	b := benchmarkObject(t, sample.ns, fmt.Sprintf(`{targets: [{name: %s}, {name: %s}],
+	b := benchmarkObject(t, sample.ns, fmt.Sprintf(`{targets: [{name: %s}],
 workload: {type: smallbank, smallbank: {accounts: 1000, hotAccountsPercent: 10}}, coroutines: 8, duration: 4s, verify: true,
-resources: {requests: {cpu: 100m, memory: 128Mi}}}`, protocols[0], protocols[1]), "locking")
+resources: {requests: {cpu: 100m, memory: 128Mi}}}`, strings.Join(protocols, "}, {name: ")), "locking")
 	if _, err := env.Dynamic.Resource(framework.Benchmarks).Namespace(sample.ns).Create(ctx, b, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Benchmark: %v", err)
 	}
@@ -55,7 +63,41 @@ resources: {requests: {cpu: 100m, memory: 128Mi}}}`, protocols[0], protocols[1])
 	}
 	env.Logf(t, "checker %s over %d transactions, %d violations", st.Checker.Verdict, st.Checker.Checked,
 		st.Checker.Violations)
+	reads := onesidedIssued(t, env, clusters[len(clusters)-1])
+	if reads == 0 {
+		t.Fatalf("occ with primitives onesided issued no one-sided operation")
+	}
+	env.Logf(t, "occ (onesided): %d one-sided operations issued by its pods (rdx_transport_onesided_issued_total)", reads)
 	for _, c := range clusters {
 		deleteCluster(t, env, c)
 	}
+}
+
+// onesidedIssued sums rdx_transport_onesided_issued_total over the cluster's pods (their /metrics, through the API
+// server's pod proxy).
+func onesidedIssued(t *testing.T, env *framework.Env, c *cluster) uint64 {
+	ctx := framework.Ctx(t)
+	pods, err := c.dataPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, p := range pods {
+		raw, err := env.Kube.CoreV1().Pods(c.ns).ProxyGet("http", p.Name, "9100", "/metrics", nil).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("%s /metrics: %v", p.Name, err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if !strings.HasPrefix(line, "rdx_transport_onesided_issued_total{") {
+				continue
+			}
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", p.Name, line, err)
+			}
+			sum += uint64(v)
+		}
+	}
+	return sum
 }

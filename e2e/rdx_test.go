@@ -181,9 +181,9 @@ func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
 		value string
 		want  string
 	}{
-		{[]string{"spec", "transactions", "protocol"}, "occ", `Unsupported value: "occ": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie"`},
+		{[]string{"spec", "transactions", "protocol"}, "mvcc", `Unsupported value: "mvcc": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ"`},
 		{[]string{"spec", "replication", "protocol"}, "zab", `Unsupported value: "zab": supported values: "primary-backup"`},
-		{[]string{"spec", "transport", "primitives"}, "onesided", `Unsupported value: "onesided": supported values: "rpc"`},
+		{[]string{"spec", "transport", "primitives"}, "onesided", `transport.primitives onesided is honoured by transactions.protocol occ only: dnl4 runs every phase over RPC`},
 	}
 	for _, tc := range cases {
 		obj := loadSample(t, env.SampleTxCluster, ns)

@@ -60,6 +60,11 @@ func createTxCluster(t *testing.T, env *framework.Env, sample *cluster, name str
 		t.Fatal(err)
 	}
 	transport, _, _ := unstructured.NestedMap(o.Object, "spec", "transport")
+	if own, ok := spec["transport"].(map[string]any); ok { // the sample's transport, with these fields changed
+		for k, v := range own {
+			transport[k] = v
+		}
+	}
 	spec["transport"] = transport
 	spec["resources"] = map[string]any{"requests": map[string]any{"cpu": "100m"}}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",

@@ -8,10 +8,10 @@ nodes=""
 for i in 0 1 2; do
   nodes+="${nodes:+,}{\"name\":\"n$i\",\"host\":\"$RDMA_IP\",\"rdma_addr\":\"$RDMA_IP\",\"port\":$((17100 + i)),\"redis_port\":0,\"http_port\":$((19100 + i))}"
 done
-topology() {  # replication protocol, transaction protocol
+topology() {  # replication protocol, transaction protocol[, primitives (default rpc)]
   cat >"$dir/topology.json" <<JSON
 {"cluster":"softroce","epoch":1,
- "transport":{"kind":"verbs","device":"$RDMA_DEV","gid_index":$GID_INDEX,"hugepages":false},
+ "transport":{"kind":"verbs","device":"$RDMA_DEV","gid_index":$GID_INDEX,"hugepages":false,"primitives":"${3:-rpc}"},
  "workers":1,"memory_mb":64,"replication":{"protocol":"$1"},"txn":{"protocol":"$2"},
  "shards":[{"id":0,"members":["n0","n1","n2"]}],
  "nodes":[$nodes]}

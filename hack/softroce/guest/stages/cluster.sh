@@ -1,7 +1,8 @@
 #!/bin/bash
 # A 3-node rdxd cluster (lib/cluster.sh) on the rxe device, then rdx-bench over verbs:
 # single-key YCSB with every acknowledged write read back, and SmallBank with the strict-serializability checker;
-# SmallBank again for every other transaction protocol rdxd registers.
+# SmallBank again for every other transaction protocol rdxd registers, and once more over one-sided primitives for
+# each that honours them, with every read at the primary: the backups' coordinators read records with RDMA READs.
 # Then, for every replication protocol rdxd registers, a cluster of it (no transaction protocol) and rdx-bench kv
 # with its history checked per key for linearizability (rdx-lincheck, Porcupine), reads and writes spread over every
 # member; a protocol that offers read-modify-writes also runs FAA and compare-and-set (--write-mix set,incr,cas).
@@ -36,6 +37,23 @@ for p in $txns; do
   "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --workload smallbank:accounts=200,hot_percent=10 --load \
     --duration 6 --coroutines 4 --history "$RESULTS/cluster-smallbank-$p.history" \
     --json "$RESULTS/cluster-smallbank-$p.json" --connect-timeout 120 || { echo "transactions $p: SmallBank failed"; rc=1; }
+  cleanup
+done
+onesided=$("$RDX_BIN/rdxd" --list | awk '/^txn:/ {f = 1; next} /^[^ ]/ {f = 0} f && /"onesided"/ {print $1}')
+[ -n "$onesided" ] || { echo "rdxd --list names no transaction protocol with one-sided primitives"; exit 1; }
+for p in $onesided; do
+  echo "--- transactions $p over verbs with primitives onesided: SmallBank, reads at the primary, history checked ---"
+  topology primary-backup "$p" onesided
+  start "-$p-onesided"
+  wait_ready || { rc=1; cleanup; continue; }
+  out="$RESULTS/cluster-smallbank-$p-onesided.json"
+  "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --workload smallbank:accounts=200,hot_percent=10 --load \
+    --duration 6 --coroutines 4 --local-backup-reads off --history "$RESULTS/cluster-smallbank-$p-onesided.history" \
+    --json "$out" --connect-timeout 120 || { echo "transactions $p onesided: SmallBank failed"; rc=1; }
+  reads=$(tr -d ' \n' <"$out" | grep -o '"onesided":[0-9]*' | head -1 | cut -d: -f2)
+  echo "transactions $p onesided: ${reads:-no} execution reads were RDMA READs"
+  [ "${reads:-0}" -gt 0 ] || { echo "transactions $p onesided: no one-sided READ was issued"; rc=1; }
+  http 19101 /metrics | grep -E '^rdx_transport_onesided_issued_total' || true
   cleanup
 done
 
