@@ -116,30 +116,40 @@ func TestUnimplementedValuesRefused(t *testing.T) {
 	})
 }
 
-// TestSingleKeyClusterAdmitted: abd with transactions.protocol none is admitted, and its topology names both.
-func TestSingleKeyClusterAdmitted(t *testing.T) {
-	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "abd", Namespace: env.Namespace(t)}}
-	c.Spec.Replication.Protocol = rdxv1.ReplicationABD
-	c.Spec.Transactions.Protocol = rdxv1.ProtocolNone
-	expectAdmitted(t, c, func(topo renderedTopology) error {
-		if topo.Replication.Protocol != "abd" || topo.Txn.Protocol != "none" {
-			return fmt.Errorf("topology names replication %q and txn %q", topo.Replication.Protocol, topo.Txn.Protocol)
-		}
-		return nil
-	})
+// TestCombinationsAdmitted: abd with transactions.protocol none, and occ with primitives onesided, are admitted,
+// and their topologies name what was asked for.
+func TestCombinationsAdmitted(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*rdxv1.TxCluster)
+		want   renderedTopology
+	}{
+		{"abd", func(c *rdxv1.TxCluster) {
+			c.Spec.Replication.Protocol = rdxv1.ReplicationABD
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolNone
+		}, topologyNaming("abd", "none", "rpc")},
+		{"occ", func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
+		}, topologyNaming("primary-backup", "occ", "onesided")},
+	}
+	ns := env.Namespace(t)
+	for _, tc := range cases {
+		c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns}}
+		tc.mutate(c)
+		expectAdmitted(t, c, func(topo renderedTopology) error {
+			if topo != tc.want {
+				return fmt.Errorf("topology names %+v, want %+v", topo, tc.want)
+			}
+			return nil
+		})
+	}
 }
 
-// TestOneSidedOCCAdmitted: occ with primitives onesided is admitted, and its topology names both.
-func TestOneSidedOCCAdmitted(t *testing.T) {
-	c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: "occ", Namespace: env.Namespace(t)}}
-	c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
-	c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
-	expectAdmitted(t, c, func(topo renderedTopology) error {
-		if topo.Transport.Primitives != "onesided" || topo.Txn.Protocol != "occ" {
-			return fmt.Errorf("topology names primitives %q and txn %q", topo.Transport.Primitives, topo.Txn.Protocol)
-		}
-		return nil
-	})
+func topologyNaming(replication, txn, primitives string) renderedTopology {
+	var r renderedTopology
+	r.Replication.Protocol, r.Txn.Protocol, r.Transport.Primitives = replication, txn, primitives
+	return r
 }
 
 // renderedTopology is the part of the topology ConfigMap the admission tests look at.
