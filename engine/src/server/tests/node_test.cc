@@ -30,9 +30,14 @@ TEST(Node, RefusesProtocolsThisBuildDoesNotImplementNamingTheOnesItHas) {
   EXPECT_EQ(rep.code(), Code::kUnsupported);
   EXPECT_NE(rep.message().find("replication protocol 'zab' is not implemented"), std::string::npos) << rep.message();
   EXPECT_NE(rep.message().find("primary-backup"), std::string::npos) << rep.message();
-  Status cc = create(topology("primary-backup", "occ", "rpc"));
+  Status cc = create(topology("primary-backup", "mvcc", "rpc"));
   EXPECT_EQ(cc.code(), Code::kUnsupported);
   EXPECT_NE(cc.message().find("dnl4, dnl2, dnl1"), std::string::npos) << cc.message();
+}
+
+TEST(Node, AcceptsThePrimitivesAProtocolHonours) {
+  for (const char* p : {"rpc", "onesided", "hybrid"})
+    EXPECT_TRUE(create(topology("primary-backup", "occ", p)).is_ok()) << p;
 }
 
 TEST(Node, RefusesPrimitivesTheProtocolDoesNotHonour) {
