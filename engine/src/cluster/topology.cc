@@ -204,9 +204,19 @@ std::vector<uint16_t> other_data_nodes(const Topology& t, uint16_t self) {
   return out;
 }
 
+namespace {
+std::string_view hash_tag_or_key(std::string_view key) {
+  const size_t open = key.find('{');
+  if (open == std::string_view::npos) return key;
+  const size_t close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key;
+  return key.substr(open + 1, close - open - 1);
+}
+}  // namespace
+
 uint32_t Topology::shard_of_key(std::string_view key) const {
-  // High bits of the key hash (the hashtable indexes with the low bits).
-  return static_cast<uint32_t>((hash_key(key) >> 32) % shards.size());
+  // High bits of the hash (the hashtable indexes with the low bits of the whole key's).
+  return static_cast<uint32_t>((hash_key(hash_tag_or_key(key)) >> 32) % shards.size());
 }
 
 Result<Topology> parse_topology(std::string_view text) {

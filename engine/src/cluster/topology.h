@@ -69,6 +69,8 @@ struct Topology {
   std::vector<NodeSpec> nodes;
 
   const NodeSpec* find_node(std::string_view name) const;
+  // The shard of a key: a hash of the key, or of its hash tag when it has one (Redis Cluster's rule: the bytes
+  // between the first '{' and the first '}' after it, if not empty), so keys that share a tag share a shard.
   uint32_t shard_of_key(std::string_view key) const;
   // The primary a cluster starts with; the current one is Membership::primary (it changes on failover).
   uint16_t initial_primary(uint32_t shard) const { return shards[shard].members[0]; }

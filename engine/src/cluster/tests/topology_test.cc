@@ -42,6 +42,25 @@ TEST(Topology, ParsesAValidFile) {
   for (int i = 0; i < 1000; ++i) ++counts[t->shard_of_key("key" + std::to_string(i))];
   EXPECT_GT(counts[0], 400);
   EXPECT_GT(counts[1], 400);
+  // Hash tags (Redis Cluster's): keys that share one share a shard; tags spread too; no tag, no grouping.
+  int tagged[2] = {0, 0};
+  for (int w = 0; w < 200; ++w) {
+    const std::string tag = "{w" + std::to_string(w) + "}";
+    const uint32_t s = t->shard_of_key("tc:" + tag + ":d:1");
+    EXPECT_EQ(t->shard_of_key("tc:" + tag + ":c:7:x"), s);
+    EXPECT_EQ(t->shard_of_key(tag), s);
+    ++tagged[s];
+  }
+  EXPECT_GT(tagged[0], 60);
+  EXPECT_GT(tagged[1], 60);
+  int empty_tag[2] = {0, 0};
+  for (int i = 0; i < 200; ++i) ++empty_tag[t->shard_of_key("{}" + std::to_string(i))];  // empty: no tag
+  EXPECT_GT(empty_tag[0], 60);
+  EXPECT_GT(empty_tag[1], 60);
+  int unclosed[2] = {0, 0};
+  for (int i = 0; i < 200; ++i) ++unclosed[t->shard_of_key("{w" + std::to_string(i))];  // unclosed: no tag
+  EXPECT_GT(unclosed[0], 60);
+  EXPECT_GT(unclosed[1], 60);
 }
 
 struct BadCase {
