@@ -7,6 +7,7 @@
 #include "workload/kv.h"
 #include "workload/smallbank.h"
 #include "workload/tatp.h"
+#include "workload/tpcc.h"
 
 namespace rdx::workload {
 namespace {
@@ -37,6 +38,10 @@ const Registry<WorkloadEntry>& workloads() {
            [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('c', p); }},
           {"ycsb-f", "transactional YCSB F: 50% read, 50% read-modify-write",
            [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('f', p); }},
+          {"tpcc-lite",
+           "TPC-C-lite: NewOrder and Payment over warehouses, each on one shard; invariant: consistency "
+           "conditions 1-5",
+           [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<TpccLite>(p); }},
           {"ycsb-rcc", "RCC's YCSB: 10 operations, 10% read-modify-write, 5 us of computation per transaction",
            [](ParamReader& p) -> std::unique_ptr<Workload> { return std::make_unique<Ycsb>('r', p); }},
       }};

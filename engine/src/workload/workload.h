@@ -1,5 +1,6 @@
 #pragma once
-// Transactional workloads for rdx-bench: SmallBank, TATP, O(G,P) microbenchmarks and transactional YCSB A/B/C/F.
+// Transactional workloads for rdx-bench: SmallBank, TATP, TPC-C-lite, O(G,P) microbenchmarks and transactional YCSB
+// A/B/C/F and RCC's.
 //
 // A Workload is immutable after construction and shared by every worker thread. The caller owns the mutable state:
 // one Rng and one Ledger per worker thread (shared by that thread's coroutines, which never run in parallel).
@@ -112,8 +113,8 @@ class Workload {
   virtual rpc::Task<InvariantReport> check(txn::TxnService& svc, const Ledger& merged) const = 0;
 };
 
-// "name" or "name:key=value,key=value". Names: smallbank, tatp, ogp (also o(G,P), e.g. o(4,2)), ycsb-a, ycsb-b,
-// ycsb-c, ycsb-f, ycsb-rcc.
+// "name" or "name:key=value,key=value". Names: smallbank, tatp, tpcc-lite, ogp (also o(G,P), e.g. o(4,2)), ycsb-a,
+// ycsb-b, ycsb-c, ycsb-f, ycsb-rcc.
 struct WorkloadSpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> params;

@@ -7,6 +7,7 @@
 // through the strict-serializability checker.
 //  - SmallBank (conflicting: 10% hot accounts): strictly serializable, total balance conserved.
 //  - TATP (more inserts and deletes than the standard mix): referential integrity.
+//  - TPC-C-lite (NewOrder and Payment): strictly serializable, TPC-C's consistency conditions 1-5 (tpcc.h).
 //  - O(G,P) and transactional YCSB (A, and RCC's: read-modify-writes, 5 us of computation): strictly serializable.
 //  - A backup stopped half-way through SmallBank: the others keep committing, nothing is half-applied (balance and
 //    history both check out).
@@ -234,6 +235,15 @@ TEST_P(TxnConformance, ConflictingSmallBankIsStrictlySerializableAndKeepsTheBala
 TEST_P(TxnConformance, TatpKeepsReferentialIntegrity) {
   RunConfig cfg;
   cfg.workload = "tatp:subscribers=300,mix=20/10/20/10/10/15/15";  // more inserts/deletes than the standard mix
+  expect_clean(run_on_cluster(GetParam(), cfg), true);
+}
+
+TEST_P(TxnConformance, TpccLiteKeepsItsConsistencyConditions) {
+  RunConfig cfg;
+  // Payments all write their warehouse's W_YTD (TPC-C's hot spot): enough warehouses that some commit.
+  cfg.workload = "tpcc-lite:warehouses=12,districts=2,customers=10,items=100";
+  cfg.coroutines = 4;
+  cfg.attempts = 80;
   expect_clean(run_on_cluster(GetParam(), cfg), true);
 }
 
