@@ -54,7 +54,10 @@ ClusterOptions replication_options(const std::string& protocol) {
 TestCluster::TestCluster(ClusterOptions o, Driver driver) : o_(std::move(o)), driver_(std::move(driver)) {}
 
 TestCluster::~TestCluster() {
-  for (auto& n : nodes_) n->stop();
+  // All at once: a node stopped after its peers saw another go would first elect, exclude and re-copy (seconds).
+  std::vector<std::thread> stopping;
+  for (auto& n : nodes_) stopping.emplace_back([&n] { n->stop(); });
+  for (auto& t : stopping) t.join();
 }
 
 // One attempt with freshly picked ports. A port is free when picked and bound by its node a moment later; in
