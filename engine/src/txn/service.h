@@ -24,6 +24,7 @@ class TxnServiceImpl final : public TxnService {
 
   std::unique_ptr<Transaction> begin(const DeclaredKeys* declared = nullptr) override;
   rpc::Task<Read> read_one(std::string key) override { return log_.read_committed(std::move(key)); }
+  rpc::Task<void> pause(std::chrono::milliseconds d) override { co_await ctx_.sched().sleep_for(d); }
 
   const TxnOptions& options() const { return options_; }
   void set_options(const TxnOptions& o);

@@ -4,6 +4,7 @@
 // writes reach the replicas through the cluster's replication protocol (cluster/replica_log.h). Many transactions
 // are in flight per worker: each is a coroutine; reads of one transaction may run concurrently
 // (rpc::when_all over get()).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -57,6 +58,8 @@ class TxnService {
   // A read-only transaction of one key without a commit phase (Dandelion's GetOne): the committed value, from the
   // replication protocol that carries the transactions (cluster::ReplicaLog::read_committed).
   virtual rpc::Task<Read> read_one(std::string key) = 0;
+  // Resumes after `d` without blocking the worker (retry loops back off with it while the cluster recovers).
+  virtual rpc::Task<void> pause(std::chrono::milliseconds d) = 0;
 };
 
 }  // namespace rdx::txn

@@ -8,6 +8,10 @@
 namespace rdx::workload {
 namespace {
 
+// Between attempts of a load write or a check read: 10 ms, doubling up to 320 ms, so the 50 attempts of a default
+// run span about 15 s, longer than a node takes to be elected, excluded or to copy its shard back in.
+std::chrono::milliseconds backoff(int attempt) { return std::chrono::milliseconds(10 << std::min(attempt - 1, 5)); }
+
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 // One write of the load: a "load" transaction of `count` puts. True when committed.
@@ -40,6 +44,7 @@ rpc::Task<Status> write_all(txn::TxnService& svc, const KeyValues& kvs, size_t k
     }
     stats.retries += failed.size();
     pending = std::move(failed);
+    if (!pending.empty()) co_await svc.pause(backoff(attempt));
   }
   co_return Status::ok();
 }
@@ -55,10 +60,11 @@ rpc::Task<Result<std::vector<txn::Read>>> read_keys(txn::TxnService& svc, std::v
     for (const auto& r : reads) failed |= read_failed(r);
     if (failed) {
       tx->abort();
-      continue;
+    } else {
+      const TxStatus s = co_await commit(*tx);
+      if (s == TxStatus::kCommitted) co_return reads;
     }
-    TxStatus s = co_await commit(*tx);
-    if (s == TxStatus::kCommitted) co_return reads;
+    co_await svc.pause(backoff(attempt));
   }
   co_return error(Code::kUnavailable, "reading {} keys (first {}) failed {} times", keys.size(),
                   keys.empty() ? "" : keys.front(), max_attempts);
