@@ -94,7 +94,9 @@ Result<TopologyChange> plan_topology_change(const Topology& running, const Topol
 }
 
 uint32_t restart_fingerprint(const Topology& t) {
-  std::string text;
+  // The rule that maps keys to shards is part of it: builds that place keys differently (hash tags came with
+  // placement 2) must not run one cluster together.
+  std::string text = "placement=2;";
   for (const auto& [name, value] : settings(t)) text += fmt::format("{}={};", name, value);
   const auto h = static_cast<uint32_t>(hash_key(text));
   return h == 0 ? 1 : h;  // (0 is no epoch)

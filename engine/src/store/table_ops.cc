@@ -125,7 +125,10 @@ HashTable::Impl::Step HashTable::Impl::write_step(SessionState& s, Op op, uint64
         *status = OpStatus::kOk;
         step = Step::kDone;
       } else {
-        records.release(s.cache, block->offset, block->capacity);  // never published
+        // Never published, but a one-sided reader that cached this block's offset for the same key (a record of it
+        // lived here before) must not take it for the key's record: retire it as a removed record is.
+        record::retire(pages.base() + block->offset);
+        records.release(s.cache, block->offset, block->capacity);
         step = Step::kNeedGrow;
       }
     }

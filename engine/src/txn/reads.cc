@@ -11,7 +11,8 @@ Status ReadPath::start() {
     rpc::Reader r(in.payload);
     std::string key(r.bytes(cluster::kMaxKeyBytes));
     if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-    if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+    if (!ctx_.membership().in_sync() || !cluster::is_replica_of(ctx_.topology(), ctx_.self(), key))
+      return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
     rpc::spawn(cluster::answer_read_as_primary(ctx_, in.reply_to(), std::move(key), cluster::ReadMode::kLatest));
   });
 }

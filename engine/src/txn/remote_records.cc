@@ -1,6 +1,7 @@
 #include "txn/remote_records.h"
 
 #include "cluster/kv_api.h"
+#include "cluster/lockword.h"
 #include "rpc/codec.h"
 #include "store/record.h"
 
@@ -40,7 +41,9 @@ void RemoteRecords::serve_locate(const rpc::Incoming& in) {
   rpc::Reader r(in.payload);
   std::string key(r.bytes(cluster::kMaxKeyBytes));
   if (!r.done() || key.empty()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  // Only a key of this node's shard (a sender that maps keys to shards differently would otherwise learn "absent").
+  if (!ctx_.membership().in_sync() || !cluster::is_replica_of(ctx_.topology(), ctx_.self(), key))
+    return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   rpc::spawn([](cluster::WorkerContext& ctx, rpc::ReplyTo to, std::string k) -> Task<void> {
     Read rd = co_await ctx.local_reads().read(k, cluster::ReadMode::kLatest);
     if (!cluster::serves_as_primary(ctx, ctx.local_reads().reads_done_by())) rd = Read{Code::kUnavailable, {}, 0};
@@ -106,12 +109,14 @@ Task<std::optional<Read>> RemoteRecords::read_at(const std::string& key, const P
         *conn, transport::RemotePtr{place.node, cluster::kStoreRegion, place.offset}, image, place.length);
     ++counters_.onesided_reads;
     if (done.status != Code::kOk) co_return std::nullopt;
-    // A retired record (store::kRetiredLockWord) left the index: its image may hold an old value for good.
-    if (store::record::word_at(image, store::record::kLockOffset).load(std::memory_order_relaxed) ==
-        store::kRetiredLockWord)
-      co_return std::nullopt;
+    // The lock word, copied first (cluster/lockword.h). A retired record left the index: its image may hold an
+    // old value for good.
+    const uint64_t lock = store::record::word_at(image, store::record::kLockOffset).load(std::memory_order_relaxed);
+    if (cluster::lockword::retired(lock)) co_return std::nullopt;
     Read out;
     const Status s = store::HashTable::decode_remote_record({image, place.length}, key, &out.value, &out.version);
+    // A placeholder (an insert's lock, a pending delete) is an absent key, as a read at the primary answers it.
+    if (s.is_ok() && cluster::lockword::absent(lock)) co_return Read{Code::kNotFound, {}, 0};
     if (s.is_ok()) co_return out;
     if (s.code() != Code::kBusy) co_return std::nullopt;  // deleted, another key, not a record: locate again
   }

@@ -129,9 +129,9 @@ uint64_t TpccLite::other_warehouse(Rng& rng, uint64_t w) const {
   return o >= w ? o + 1 : o;
 }
 
-rpc::Task<TxOutcome> TpccLite::run_one(txn::TxnService& svc, Rng& rng, Ledger&) const {
+rpc::Task<TxOutcome> TpccLite::run_one(txn::TxnService& svc, Rng& rng, Ledger& ledger) const {
   if (pick_type(rng) == 0) co_return co_await new_order(svc, rng);
-  co_return co_await payment(svc, rng);
+  co_return co_await payment(svc, rng, ledger);
 }
 
 namespace {
@@ -228,7 +228,7 @@ rpc::Task<TxOutcome> TpccLite::new_order(txn::TxnService& svc, Rng& rng) const {
   co_return out;
 }
 
-rpc::Task<TxOutcome> TpccLite::payment(txn::TxnService& svc, Rng& rng) const {
+rpc::Task<TxOutcome> TpccLite::payment(txn::TxnService& svc, Rng& rng, Ledger& ledger) const {
   TxOutcome out;
   out.type = 1;
   const uint64_t w = rng.below(warehouses_), d = rng.below(districts_);
@@ -252,6 +252,7 @@ rpc::Task<TxOutcome> TpccLite::payment(txn::TxnService& svc, Rng& rng) const {
   tx->put(keys[1], encode_row({(*district)[0] + amount, (*district)[1]}));
   tx->put(keys[2], encode_row({(*customer)[0] - amount, (*customer)[1] + amount, (*customer)[2] + 1}));
   out.status = co_await commit(*tx);
+  if (out.status == TxStatus::kCommitted) ledger.balance_delta += amount;
   co_return out;
 }
 

@@ -71,7 +71,9 @@ struct TxOutcome {
 // Committed effects that invariants need, accumulated per worker thread and merged after the run. run_one adds to
 // it only when commit() returned kCommitted, so the sum is exact.
 struct Ledger {
-  int64_t balance_delta = 0;  // SmallBank: money created (+) or destroyed (-) by committed transactions, in cents
+  // SmallBank: money created (+) or destroyed (-) by committed transactions; TPC-C-lite: paid by committed Payments
+  // (cents)
+  int64_t balance_delta = 0;
   // The run began on freshly loaded data. Checks relative to the loaded state (SmallBank's total) need it: an earlier
   // run on the same data moved money this ledger does not know of.
   bool starts_at_load = true;
