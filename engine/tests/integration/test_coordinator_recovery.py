@@ -45,6 +45,8 @@ EXPECTED = {
     # 2PL commits as dnl2 does once its execution reads hold their locks.
     "nowait": {"after-lock": "aborted", "after-replicate": "committed", "mid-unlock": "committed"},
     "waitdie": {"after-lock": "aborted", "after-replicate": "committed", "mid-unlock": "committed"},
+    # OCC's commit is dnl4's.
+    "occ": {"after-lock": "aborted", "after-replicate": "aborted", "mid-unlock": "committed"},
 }
 
 STAMP = r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})"  # rdx-local's log lines: <time> <level> <message>
