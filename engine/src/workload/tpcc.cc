@@ -3,16 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "workload/exec.h"
+#include "workload/smallbank.h"
 
 namespace rdx::workload {
-
-namespace {
-constexpr int64_t kMaxField = 1'000'000'000'000'000;  // beyond this a stored number is corrupt
-constexpr int64_t kMaxQuantity = 10;
-}  // namespace
 
 std::string TpccLite::warehouse_key(uint64_t w) { return fmt::format("tc:{{w{}}}:w", w); }
 std::string TpccLite::district_key(uint64_t w, uint64_t d) { return fmt::format("tc:{{w{}}}:d:{}", w, d); }
@@ -26,16 +21,6 @@ std::string TpccLite::order_key(uint64_t w, uint64_t d, uint64_t o) {
 std::string TpccLite::item_key(uint64_t i) { return fmt::format("tc:i:{}", i); }
 
 namespace {
-// One canonical decimal (what std::to_string writes) within +-kMaxField.
-std::optional<int64_t> decode_field(std::string_view t) {
-  const size_t sign = !t.empty() && t[0] == '-' ? 1 : 0;
-  if (t.size() == sign || t.size() > 20 || (t[sign] == '0' && t.size() > sign + 1) || t == "-0") return std::nullopt;
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || v > kMaxField || v < -kMaxField) return std::nullopt;
-  return v;
-}
-
 // Splits on single spaces (no leading, trailing or doubled ones).
 std::optional<std::vector<std::string_view>> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
@@ -56,7 +41,7 @@ std::optional<std::vector<int64_t>> TpccLite::decode_row(std::string_view text, 
   if (!parts || parts->size() != count) return std::nullopt;
   std::vector<int64_t> out;
   for (std::string_view p : *parts) {
-    auto v = decode_field(p);
+    auto v = decode_balance(p);
     if (!v) return std::nullopt;
     out.push_back(*v);
   }
@@ -77,7 +62,7 @@ std::optional<TpccLite::Order> TpccLite::decode_order(std::string_view text) {
   auto parts = split(text, ' ');
   if (!parts || parts->size() < 2) return std::nullopt;
   Order o;
-  auto customer = decode_field((*parts)[0]), count = decode_field((*parts)[1]);
+  auto customer = decode_balance((*parts)[0]), count = decode_balance((*parts)[1]);
   if (!customer || !count || *count < 0 || static_cast<size_t>(*count) != parts->size() - 2) return std::nullopt;
   o.customer = *customer;
   for (size_t i = 2; i < parts->size(); ++i) {
@@ -85,7 +70,7 @@ std::optional<TpccLite::Order> TpccLite::decode_order(std::string_view text) {
     if (!f || f->size() != 4) return std::nullopt;
     int64_t v[4];
     for (size_t k = 0; k < 4; ++k) {
-      auto x = decode_field((*f)[k]);
+      auto x = decode_balance((*f)[k]);
       if (!x) return std::nullopt;
       v[k] = *x;
     }

@@ -10,7 +10,8 @@
 //   tc:{w<w>}:s:<i>           S_QUANTITY S_YTD S_ORDER_CNT S_REMOTE_CNT      (10..100 0 0 0)
 //   tc:{w<w>}:o:<d>:<o>       O_C_ID O_OL_CNT, then per line OL_I_ID:OL_SUPPLY_W_ID:OL_QUANTITY:OL_AMOUNT
 //   tc:i:<i>                  I_PRICE                                        (100..10000 cents)
-// Values are space-separated canonical decimals; one that does not decode is corrupt (TxStatus::kDataError).
+// Values are space-separated canonical decimals (SmallBank's decode_balance); one that does not decode is corrupt
+// (TxStatus::kDataError).
 // Initial W_YTD is the sum of the districts' D_YTD (TPC-C: 300000.00 and 30000.00 for 10 districts).
 //
 // Transactions (default mix 50/50):
@@ -71,6 +72,7 @@ class TpccLite final : public WorkloadBase {
   static std::optional<Order> decode_order(std::string_view text);
 
   static constexpr size_t kMinLines = 5, kMaxLines = 15;    // per order
+  static constexpr int64_t kMaxQuantity = 10;               // per order line
   static constexpr int64_t kOrdersPerRead = 200;            // orders per read-only transaction of the check
   static constexpr int64_t kMaxOrdersChecked = 10'000'000;  // per district
 

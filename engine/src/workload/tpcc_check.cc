@@ -113,7 +113,7 @@ rpc::Task<InvariantReport> TpccLite::check(txn::TxnService& svc, const Ledger& m
             ++ck.orders;
             for (const OrderLine& l : o->lines) {
               if (l.item < 0 || uint64_t(l.item) >= items_ || l.supply < 0 || uint64_t(l.supply) >= warehouses_ ||
-                  l.quantity < 1 || l.quantity > 10) {
+                  l.quantity < 1 || l.quantity > kMaxQuantity) {
                 ck.problem(
                     fmt::format("condition 3: {} has a bad line {}:{}:{}", keys[k], l.item, l.supply, l.quantity));
                 continue;
