@@ -2,6 +2,8 @@
 // What a protocol of any family may use on its worker thread (implemented by the server's Worker): the RPC layer
 // (messages and one-sided operations), the scheduler, the node's table, the topology, this node's membership view
 // and the batched local reads. Protocols never touch sockets or queue pairs: everything goes through rpc().
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -68,6 +70,17 @@ inline bool learn_view(WorkerContext& ctx, uint32_t shard, ShardView v) {
   if (shard >= t.shards.size() || v.primary >= t.nodes.size() || t.nodes[v.primary].shard != static_cast<int>(shard))
     return false;
   return ctx.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx.self()].shard, ctx.self());
+}
+// Waits `d`, or until the node is stopping: for waits that only keep bookkeeping alive (a vote's fence, a finished
+// transaction's outcome kept for its participants' recovery). A stopping node's workers drain every timer before
+// they stop (server/worker.cc), and must not wait these out.
+inline rpc::Task<void> linger(WorkerContext& ctx, std::chrono::steady_clock::duration d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!ctx.membership().stopping()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    co_await ctx.sched().sleep_for(std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(200)));
+  }
 }
 // Answers a remote read as this shard's primary: reads, then answers kUnavailable unless serves_as_primary held
 // until the read ended (a deposed primary's copy may be stale).

@@ -460,6 +460,15 @@ void Worker::run() {
     rpc_->flush();
     if (work == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // waiting on a timer or a peer
   }
+  if (busy()) {
+    size_t in_services = 0;
+    for (const auto& svc : services_) in_services += svc->inflight();
+    spdlog::warn(
+        "worker {}: stopping with work left after 10 s: {} operations in flight, {} in services, {} calls "
+        "waiting for answers, coroutines {}, a timer {}",
+        index_, live_.inflight, in_services, rpc_->pending_calls(), sched_.idle() ? "idle" : "runnable",
+        sched_.next_timer().has_value() ? "set" : "unset");
+  }
   services_.clear();
   publish();
   // Close this worker's connections now: peers waiting for its answers fail at once instead of waiting out their

@@ -193,7 +193,7 @@ void PbWorker::serve_vote(const rpc::Incoming& in) {
     // vote timeout. A view that was not installed by then never will be: the fence goes (this node refused every
     // write since, so it missed none that committed).
     cluster::Membership& mem = self->ctx_.membership();
-    co_await self->ctx_.sched().sleep_for(3 * mem.leases().duration() + std::chrono::seconds(2));
+    co_await cluster::linger(self->ctx_, 3 * mem.leases().duration() + std::chrono::seconds(2));
     if (mem.view(sh).view < v && mem.vote_fence(sh) == v) {
       spdlog::warn("election: view {} of shard {} was not installed; taking writes of view {} again", v, sh,
                    mem.view(sh).view);

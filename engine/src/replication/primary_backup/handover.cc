@@ -10,7 +10,8 @@
 //    candidate runs at once; every voter has heard phase 0 by then, so the pre-vote does not fail on a voter that
 //    still hears a live primary.
 // 4. It waits until it learns the new view (bounded), then lets the node stop.
-// With nobody to hand over to (no other member counted, leases off) it stops as it would have.
+// With nobody to hand over to (no other member counted, leases off) it stops as it would have; so it does once every
+// other member of its shard went away while it waited (they were all asked to stop at once).
 #include <spdlog/spdlog.h>
 
 #include "replication/primary_backup/primary_backup.h"
@@ -66,13 +67,23 @@ Task<void> PbWorker::hand_over() {
   };
   (void)co_await phase(kNoteResigned, false);
   (void)co_await phase(kElectNow, true);
+  // Waits for the new view, unless every other member of the shard went away meanwhile (the whole cluster is being
+  // stopped, as when a StatefulSet is deleted or scaled to zero): then nobody is left to elect a successor.
+  const auto electors_left = [&] {
+    for (uint16_t n : t.shards[shard].members)
+      if (n != ctx_.self() && ctx_.peer(n)) return true;
+    return false;
+  };
   const auto deadline = started + 3 * m.leases().duration() + std::chrono::seconds(1);
-  while (m.primary(shard) == ctx_.self() && std::chrono::steady_clock::now() < deadline)
+  while (m.primary(shard) == ctx_.self() && std::chrono::steady_clock::now() < deadline && electors_left())
     co_await ctx_.sched().sleep_for(std::chrono::milliseconds(2));
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   if (m.primary(shard) != ctx_.self()) {
     spdlog::warn("handover: {} is the primary of shard {} (view {}), {} ms after {} resigned",
                  t.nodes[m.primary(shard)].name, shard, m.view(shard).view, took.count(), t.nodes[ctx_.self()].name);
+  } else if (!electors_left()) {
+    spdlog::warn("handover: every other member of shard {} stopped too; stopping after {} ms with no successor", shard,
+                 took.count());
   } else {
     spdlog::warn("handover: no successor for shard {} within {} ms; stopping anyway (the others elect one)", shard,
                  took.count());

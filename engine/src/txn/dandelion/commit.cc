@@ -169,7 +169,7 @@ void Dandelion::done(uint64_t txid, bool everywhere) {
     return;
   }
   rpc::spawn([](Dandelion* self, uint64_t id) -> Task<void> {
-    co_await self->env_.ctx.sched().sleep_for(kOutcomeRetention);
+    co_await cluster::linger(self->env_.ctx, kOutcomeRetention);
     self->inflight_.erase(id);
   }(this, txid));
 }
