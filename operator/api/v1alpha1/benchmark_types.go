@@ -44,6 +44,8 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !self.sweep.parameter.contains('.') || self.sweep.parameter.startsWith('locality.') || self.sweep.parameter.startsWith(self.workload.type + '.')",messageExpression="'sweep.parameter ' + self.sweep.parameter + ' is not a parameter of the ' + self.workload.type + ' workload'",fieldPath=".sweep.parameter"
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.workload.type != 'kv' || !(self.sweep.parameter == 'coroutines' || self.sweep.parameter.startsWith('locality.'))",message="the kv workload sweeps kv.* parameters only",fieldPath=".sweep.parameter"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.kv) || !has(self.workload.kv.check) || self.workload.kv.check != 'linearizability' || ((!has(self.phases) || 'load' in self.phases) && (!has(self.verify) || self.verify))",message="kv.check linearizability needs verify true and the load phase: the run Job loads the keys itself so that its history holds every write",fieldPath=".workload.kv.check"
+// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.sweep.parameter != 'ycsb.writePercent' || (has(self.workload.ycsb) && self.workload.ycsb.workload == 'RCC')",message="sweeping ycsb.writePercent needs workload.ycsb.workload RCC: the letters A, B, C and F fix their mix",fieldPath=".sweep.parameter"
+// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.sweep.parameter != 'ycsb.workload' || !has(self.workload.ycsb) || !has(self.workload.ycsb.writePercent)",message="ycsb.writePercent is RCC's parameter: leave it out when sweeping ycsb.workload",fieldPath=".sweep.parameter"
 type BenchmarkSpec struct {
 	// targets are the TxClusters (same namespace) the workload runs against, one after the other; a report compares
 	// them (e.g. the same workload on clusters with different protocols). Each must be Ready before its Jobs start.
@@ -82,7 +84,7 @@ type BenchmarkSpec struct {
 
 	// verify checks every run: transactional workloads record the history and check it for strict
 	// serializability, plus the workload's invariant (SmallBank's exact total balance, TATP's referential
-	// integrity) when the data was loaded by this Benchmark; kv reads back every acknowledged write, or checks
+	// integrity, TPC-C-lite's consistency conditions) when the data was loaded by this Benchmark; kv reads back every acknowledged write, or checks
 	// the run's history for linearizability (workload.kv.check). The verdict goes to status.checker.
 	// +optional
 	// +kubebuilder:default=true
@@ -147,7 +149,7 @@ const (
 )
 
 // WorkloadType names a workload of rdx-bench.
-// +kubebuilder:validation:Enum=smallbank;tatp;ogp;ycsb;kv
+// +kubebuilder:validation:Enum=smallbank;tatp;ogp;ycsb;tpccLite;kv
 type WorkloadType string
 
 // Workload types.
@@ -156,17 +158,18 @@ const (
 	WorkloadTATP      WorkloadType = "tatp"
 	WorkloadOGP       WorkloadType = "ogp"
 	WorkloadYCSB      WorkloadType = "ycsb"
+	WorkloadTPCCLite  WorkloadType = "tpccLite"
 	WorkloadKV        WorkloadType = "kv"
 )
 
 // WorkloadSpec selects a workload and its parameters. Set at most the parameter block named by type; an omitted
 // block means that workload's defaults.
-// +kubebuilder:validation:XValidation:rule="(!has(self.smallbank) || self.type == 'smallbank') && (!has(self.tatp) || self.type == 'tatp') && (!has(self.ogp) || self.type == 'ogp') && (!has(self.ycsb) || self.type == 'ycsb') && (!has(self.kv) || self.type == 'kv')",messageExpression="'workload parameters must match workload.type: with type ' + self.type + ' set only workload.' + self.type"
+// +kubebuilder:validation:XValidation:rule="(!has(self.smallbank) || self.type == 'smallbank') && (!has(self.tatp) || self.type == 'tatp') && (!has(self.ogp) || self.type == 'ogp') && (!has(self.ycsb) || self.type == 'ycsb') && (!has(self.tpccLite) || self.type == 'tpccLite') && (!has(self.kv) || self.type == 'kv')",messageExpression="'workload parameters must match workload.type: with type ' + self.type + ' set only workload.' + self.type"
 type WorkloadSpec struct {
 	// type of workload. Transactional, run inside the cluster's workers through its transaction protocol:
 	// smallbank (banking, write-intensive), tatp (telecom, read-intensive), ogp (Dandelion's O(G,P): G gets then P
-	// puts per transaction), ycsb (transactional YCSB A, B, C or F). Single-key, from the rdx-bench pod through the
-	// native client: kv.
+	// puts per transaction), ycsb (transactional YCSB A, B, C or F, or RCC's variant), tpccLite (TPC-C's NewOrder and
+	// Payment, each warehouse on one shard). Single-key, from the rdx-bench pod through the native client: kv.
 	// +required
 	Type WorkloadType `json:"type"`
 	// smallbank parameters (type smallbank).
@@ -181,6 +184,9 @@ type WorkloadSpec struct {
 	// ycsb parameters (type ycsb).
 	// +optional
 	YCSB *YCSBParams `json:"ycsb,omitempty"`
+	// tpccLite parameters (type tpccLite).
+	// +optional
+	TPCCLite *TPCCLiteParams `json:"tpccLite,omitempty"`
 	// kv parameters (type kv).
 	// +optional
 	KV *KVParams `json:"kv,omitempty"`
@@ -267,11 +273,14 @@ type OGPParams struct {
 }
 
 // YCSBParams parameterise transactional YCSB.
+// +kubebuilder:validation:XValidation:rule="!has(self.writePercent) || self.workload == 'RCC'",message="ycsb.writePercent is RCC's parameter (workload RCC); the letters A, B, C and F fix their mix",fieldPath=".writePercent"
 type YCSBParams struct {
-	// workload letter: A (50% read, 50% update), B (95/5), C (read only), F (50% read, 50% read-modify-write).
+	// workload: A (50% read, 50% update), B (95/5), C (read only), F (50% read, 50% read-modify-write), or RCC (the
+	// RCC paper's YCSB: writePercent of the operations are read-modify-writes, keys uniform unless distribution
+	// says otherwise, and computeMicros of computation per transaction).
 	// +optional
 	// +kubebuilder:default=A
-	// +kubebuilder:validation:Enum=A;B;C;F
+	// +kubebuilder:validation:Enum=A;B;C;F;RCC
 	Workload string `json:"workload,omitempty"`
 	// records (keys) loaded.
 	// +optional
@@ -279,12 +288,23 @@ type YCSBParams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000
 	Records int64 `json:"records,omitempty"`
-	// operationsPerTransaction is the number of distinct keys each transaction accesses.
+	// operationsPerTransaction is the number of distinct keys each transaction accesses. Default 4 (RCC: 10, the
+	// paper's).
 	// +optional
-	// +kubebuilder:default=4
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	OperationsPerTransaction int32 `json:"operationsPerTransaction,omitempty"`
+	// writePercent of the operations are read-modify-writes (workload RCC only). Default 10, the paper's.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	WritePercent *int32 `json:"writePercent,omitempty"`
+	// computeMicros is the computation each transaction spends on its worker, in microseconds, nothing else running
+	// there meanwhile (RCC's knob). Default 0 (RCC: 5, the paper's).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	ComputeMicros *int32 `json:"computeMicros,omitempty"`
 	// valueSize in bytes.
 	// +optional
 	// +kubebuilder:default=100
@@ -292,6 +312,44 @@ type YCSBParams struct {
 	// +kubebuilder:validation:Maximum=60000
 	ValueSize int32 `json:"valueSize,omitempty"`
 	KeyAccess `json:",inline"`
+}
+
+// TPCCLiteParams parameterise TPC-C-lite: NewOrder and Payment, half each, every warehouse's rows on one shard.
+type TPCCLiteParams struct {
+	// warehouses, each with its districts, customers and stock on one shard.
+	// +optional
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Warehouses int64 `json:"warehouses,omitempty"`
+	// districts per warehouse (TPC-C: 10).
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Districts int64 `json:"districts,omitempty"`
+	// customers per district (TPC-C: 3000).
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3000
+	Customers int64 `json:"customers,omitempty"`
+	// items in the catalogue (TPC-C: 100000); at least 15, an order's most lines.
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=15
+	// +kubebuilder:validation:Maximum=100000
+	Items int64 `json:"items,omitempty"`
+	// remoteLinePercent of NewOrder's lines are supplied by another warehouse. Default 1 (TPC-C's).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RemoteLinePercent *int32 `json:"remoteLinePercent,omitempty"`
+	// remotePaymentPercent of Payments are for a customer of another warehouse. Default 15 (TPC-C's).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RemotePaymentPercent *int32 `json:"remotePaymentPercent,omitempty"`
 }
 
 // KVParams parameterise the single-key workload, which rdx-bench runs from its pod through the native client.
@@ -361,16 +419,16 @@ const (
 
 // SweepSpec repeats the run over the values of one parameter; each value replaces the spec's value of that
 // parameter for its run.
-// +kubebuilder:validation:XValidation:rule="!(self.parameter in {'coroutines': 0, 'smallbank.accounts': 0, 'smallbank.hotAccountsPercent': 0, 'tatp.subscribers': 0, 'ogp.keys': 0, 'ogp.gets': 0, 'ogp.puts': 0, 'ogp.valueSize': 0, 'ycsb.records': 0, 'ycsb.operationsPerTransaction': 0, 'ycsb.valueSize': 0, 'kv.keys': 0, 'kv.readPercent': 0, 'kv.valueSize': 0, 'kv.threads': 0, 'kv.outstanding': 0}) || self.values.all(v, v.matches('^[0-9]{1,10}$') && int(v) >= {'coroutines': 1, 'smallbank.accounts': 2, 'smallbank.hotAccountsPercent': 0, 'tatp.subscribers': 1, 'ogp.keys': 1, 'ogp.gets': 0, 'ogp.puts': 0, 'ogp.valueSize': 1, 'ycsb.records': 1, 'ycsb.operationsPerTransaction': 1, 'ycsb.valueSize': 1, 'kv.keys': 1, 'kv.readPercent': 0, 'kv.valueSize': 1, 'kv.threads': 1, 'kv.outstanding': 1}[self.parameter] && int(v) <= {'coroutines': 4096, 'smallbank.accounts': 1000000000, 'smallbank.hotAccountsPercent': 100, 'tatp.subscribers': 1000000000, 'ogp.keys': 1000000000, 'ogp.gets': 64, 'ogp.puts': 64, 'ogp.valueSize': 60000, 'ycsb.records': 1000000000, 'ycsb.operationsPerTransaction': 64, 'ycsb.valueSize': 60000, 'kv.keys': 1000000000, 'kv.readPercent': 100, 'kv.valueSize': 60000, 'kv.threads': 256, 'kv.outstanding': 4096}[self.parameter])",messageExpression="'sweep.values of ' + self.parameter + ' must be integers in the range of spec.' + self.parameter + ' (kubectl explain benchmark.spec.' + self.parameter + ')'",fieldPath=".values"
+// +kubebuilder:validation:XValidation:rule="!(self.parameter in {'coroutines': 0, 'smallbank.accounts': 0, 'smallbank.hotAccountsPercent': 0, 'tatp.subscribers': 0, 'ogp.keys': 0, 'ogp.gets': 0, 'ogp.puts': 0, 'ogp.valueSize': 0, 'ycsb.records': 0, 'ycsb.operationsPerTransaction': 0, 'ycsb.valueSize': 0, 'ycsb.writePercent': 0, 'ycsb.computeMicros': 0, 'tpccLite.warehouses': 0, 'tpccLite.districts': 0, 'tpccLite.customers': 0, 'tpccLite.items': 0, 'tpccLite.remoteLinePercent': 0, 'tpccLite.remotePaymentPercent': 0, 'kv.keys': 0, 'kv.readPercent': 0, 'kv.valueSize': 0, 'kv.threads': 0, 'kv.outstanding': 0}) || self.values.all(v, v.matches('^[0-9]{1,10}$') && int(v) >= {'coroutines': 1, 'smallbank.accounts': 2, 'smallbank.hotAccountsPercent': 0, 'tatp.subscribers': 1, 'ogp.keys': 1, 'ogp.gets': 0, 'ogp.puts': 0, 'ogp.valueSize': 1, 'ycsb.records': 1, 'ycsb.operationsPerTransaction': 1, 'ycsb.valueSize': 1, 'ycsb.writePercent': 0, 'ycsb.computeMicros': 0, 'tpccLite.warehouses': 1, 'tpccLite.districts': 1, 'tpccLite.customers': 1, 'tpccLite.items': 15, 'tpccLite.remoteLinePercent': 0, 'tpccLite.remotePaymentPercent': 0, 'kv.keys': 1, 'kv.readPercent': 0, 'kv.valueSize': 1, 'kv.threads': 1, 'kv.outstanding': 1}[self.parameter] && int(v) <= {'coroutines': 4096, 'smallbank.accounts': 1000000000, 'smallbank.hotAccountsPercent': 100, 'tatp.subscribers': 1000000000, 'ogp.keys': 1000000000, 'ogp.gets': 64, 'ogp.puts': 64, 'ogp.valueSize': 60000, 'ycsb.records': 1000000000, 'ycsb.operationsPerTransaction': 64, 'ycsb.valueSize': 60000, 'ycsb.writePercent': 100, 'ycsb.computeMicros': 1000000, 'tpccLite.warehouses': 10000, 'tpccLite.districts': 100, 'tpccLite.customers': 3000, 'tpccLite.items': 100000, 'tpccLite.remoteLinePercent': 100, 'tpccLite.remotePaymentPercent': 100, 'kv.keys': 1000000000, 'kv.readPercent': 100, 'kv.valueSize': 60000, 'kv.threads': 256, 'kv.outstanding': 4096}[self.parameter])",messageExpression="'sweep.values of ' + self.parameter + ' must be integers in the range of spec.' + self.parameter + ' (kubectl explain benchmark.spec.' + self.parameter + ')'",fieldPath=".values"
 // +kubebuilder:validation:XValidation:rule="!self.parameter.endsWith('.theta') || self.values.all(v, v.matches('^0\\\\.[0-9]{1,3}$') && double(v) >= 0.01 && double(v) <= 0.999)",message="sweep.values of a theta must be decimals between 0.01 and 0.999, e.g. \"0.5\"",fieldPath=".values"
 // +kubebuilder:validation:XValidation:rule="self.parameter != 'smallbank.hotProbability' || self.values.all(v, v.matches('^(0(\\\\.[0-9]{1,4})?|1(\\\\.0{1,4})?)$'))",message="sweep.values of smallbank.hotProbability must be decimals between 0 and 1",fieldPath=".values"
 // +kubebuilder:validation:XValidation:rule="!self.parameter.startsWith('locality.') || self.values.all(v, v in ['on', 'off'])",message="sweep.values of a locality switch must be on or off",fieldPath=".values"
-// +kubebuilder:validation:XValidation:rule="self.parameter != 'ycsb.workload' || self.values.all(v, v in ['A', 'B', 'C', 'F'])",message="sweep.values of ycsb.workload must be A, B, C or F",fieldPath=".values"
+// +kubebuilder:validation:XValidation:rule="self.parameter != 'ycsb.workload' || self.values.all(v, v in ['A', 'B', 'C', 'F', 'RCC'])",message="sweep.values of ycsb.workload must be A, B, C, F or RCC",fieldPath=".values"
 type SweepSpec struct {
 	// parameter to vary: coroutines, locality.localBackupReads, locality.hashtableBatching, or a field of the
 	// chosen workload as <type>.<field>.
 	// +required
-	// +kubebuilder:validation:Enum=coroutines;locality.localBackupReads;locality.hashtableBatching;smallbank.accounts;smallbank.hotAccountsPercent;smallbank.hotProbability;tatp.subscribers;ogp.keys;ogp.gets;ogp.puts;ogp.valueSize;ogp.theta;ycsb.workload;ycsb.records;ycsb.operationsPerTransaction;ycsb.valueSize;ycsb.theta;kv.keys;kv.readPercent;kv.valueSize;kv.threads;kv.outstanding;kv.theta
+	// +kubebuilder:validation:Enum=coroutines;locality.localBackupReads;locality.hashtableBatching;smallbank.accounts;smallbank.hotAccountsPercent;smallbank.hotProbability;tatp.subscribers;ogp.keys;ogp.gets;ogp.puts;ogp.valueSize;ogp.theta;ycsb.workload;ycsb.records;ycsb.operationsPerTransaction;ycsb.valueSize;ycsb.writePercent;ycsb.computeMicros;ycsb.theta;tpccLite.warehouses;tpccLite.districts;tpccLite.customers;tpccLite.items;tpccLite.remoteLinePercent;tpccLite.remotePaymentPercent;kv.keys;kv.readPercent;kv.valueSize;kv.threads;kv.outstanding;kv.theta
 	Parameter string `json:"parameter"`
 	// values the parameter takes, one run each, in order.
 	// +required

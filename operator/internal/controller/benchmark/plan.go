@@ -68,7 +68,7 @@ func reloadsPerPoint(b *rdxv1.Benchmark) bool {
 	}
 	switch b.Spec.Sweep.Parameter {
 	case "smallbank.accounts", "tatp.subscribers", "ogp.keys", "ogp.valueSize", "ycsb.records", "ycsb.valueSize",
-		"kv.keys", "kv.valueSize":
+		"tpccLite.warehouses", "tpccLite.districts", "tpccLite.customers", "tpccLite.items", "kv.keys", "kv.valueSize":
 		return true
 	}
 	return false
@@ -190,7 +190,9 @@ func fillWorkloadDefaults(w *rdxv1.WorkloadSpec) {
 	case rdxv1.WorkloadOGP:
 		w.OGP = cmp.Or(w.OGP, &rdxv1.OGPParams{Keys: 1000000, Gets: 4, Puts: 2, ValueSize: 16})
 	case rdxv1.WorkloadYCSB:
-		w.YCSB = cmp.Or(w.YCSB, &rdxv1.YCSBParams{Workload: "A", Records: 100000, OperationsPerTransaction: 4, ValueSize: 100})
+		w.YCSB = cmp.Or(w.YCSB, &rdxv1.YCSBParams{Workload: "A", Records: 100000, ValueSize: 100})
+	case rdxv1.WorkloadTPCCLite:
+		w.TPCCLite = cmp.Or(w.TPCCLite, &rdxv1.TPCCLiteParams{Warehouses: 4, Districts: 10, Customers: 100, Items: 1000})
 	case rdxv1.WorkloadKV:
 		w.KV = cmp.Or(w.KV, &rdxv1.KVParams{Keys: 100000, ReadPercent: 50, ValueSize: 32, Threads: 2, Outstanding: 16,
 			WriteMix: []rdxv1.KVWriteKind{"set"}, Check: rdxv1.KVCheckAcknowledgedWrites})
@@ -232,11 +234,38 @@ func workloadArg(w *rdxv1.WorkloadSpec) string {
 		access(p.KeyAccess)
 	case rdxv1.WorkloadYCSB:
 		p := w.YCSB
+		rcc := p.Workload == "RCC"
 		name = "ycsb-" + strings.ToLower(p.Workload)
 		add("records", p.Records)
-		add("ops", p.OperationsPerTransaction)
+		ops := p.OperationsPerTransaction
+		if ops == 0 {
+			ops = 4
+			if rcc {
+				ops = 10 // the RCC paper's
+			}
+		}
+		add("ops", ops)
 		add("value_size", p.ValueSize)
+		if p.WritePercent != nil {
+			add("write_percent", *p.WritePercent)
+		}
+		if p.ComputeMicros != nil {
+			add("compute_us", *p.ComputeMicros)
+		}
 		access(p.KeyAccess)
+	case rdxv1.WorkloadTPCCLite:
+		p := w.TPCCLite
+		name = "tpcc-lite"
+		add("warehouses", p.Warehouses)
+		add("districts", p.Districts)
+		add("customers", p.Customers)
+		add("items", p.Items)
+		if p.RemoteLinePercent != nil {
+			add("remote_percent", *p.RemoteLinePercent)
+		}
+		if p.RemotePaymentPercent != nil {
+			add("remote_payment_percent", *p.RemotePaymentPercent)
+		}
 	}
 	return name + ":" + strings.Join(kv, ",")
 }

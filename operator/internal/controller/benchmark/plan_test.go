@@ -16,7 +16,7 @@ import (
 func TestFilledDefaultsMatchTheAPI(t *testing.T) {
 	ns := env.Namespace(t)
 	for _, typ := range []rdxv1.WorkloadType{rdxv1.WorkloadSmallBank, rdxv1.WorkloadTATP, rdxv1.WorkloadOGP,
-		rdxv1.WorkloadYCSB, rdxv1.WorkloadKV} {
+		rdxv1.WorkloadYCSB, rdxv1.WorkloadTPCCLite, rdxv1.WorkloadKV} {
 		w := rdxv1.WorkloadSpec{Type: typ}
 		fillWorkloadDefaults(&w)
 		empty := rdxv1.WorkloadSpec{Type: typ}
@@ -29,11 +29,13 @@ func TestFilledDefaultsMatchTheAPI(t *testing.T) {
 			empty.OGP = &rdxv1.OGPParams{Gets: 4, Puts: 2} // gets and puts: 0 is a value, so a Go client sends them
 		case rdxv1.WorkloadYCSB:
 			empty.YCSB = &rdxv1.YCSBParams{}
+		case rdxv1.WorkloadTPCCLite:
+			empty.TPCCLite = &rdxv1.TPCCLiteParams{}
 		case rdxv1.WorkloadKV:
 			empty.KV = &rdxv1.KVParams{ReadPercent: 50}
 		}
 		b := &rdxv1.Benchmark{Spec: rdxv1.BenchmarkSpec{Targets: []rdxv1.TargetReference{{Name: "db"}}, Workload: empty}}
-		b.Name, b.Namespace = "defaults-"+string(typ), ns
+		b.Name, b.Namespace = "defaults-"+strings.ToLower(string(typ)), ns
 		if err := env.Client.Create(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
@@ -58,6 +60,10 @@ func TestSweepReachesTheCommandLine(t *testing.T) {
 		{rdxv1.WorkloadOGP, "ogp.puts", "0", "g=4,p=0,"},
 		{rdxv1.WorkloadOGP, "ogp.theta", "0.5", "theta=0.5"},
 		{rdxv1.WorkloadYCSB, "ycsb.workload", "F", "--workload ycsb-f:records=100000,ops=4,value_size=100"},
+		{rdxv1.WorkloadYCSB, "ycsb.workload", "RCC", "--workload ycsb-rcc:records=100000,ops=10,value_size=100"},
+		{rdxv1.WorkloadYCSB, "ycsb.computeMicros", "5", "ops=4,value_size=100,compute_us=5"},
+		{rdxv1.WorkloadTPCCLite, "tpccLite.warehouses", "8", "--workload tpcc-lite:warehouses=8,districts=10,customers=100,items=1000"},
+		{rdxv1.WorkloadTPCCLite, "tpccLite.remotePaymentPercent", "0", ",items=1000,remote_payment_percent=0"},
 		{rdxv1.WorkloadKV, "kv.readPercent", "95", "--read-ratio 0.95"},
 		{rdxv1.WorkloadKV, "kv.threads", "8", "--threads 8"},
 	} {
