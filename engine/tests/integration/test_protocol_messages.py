@@ -115,3 +115,36 @@ def test_malformed_transaction_messages_are_refused_and_change_nothing(cluster, 
         p = client(cluster, n).pipeline(transaction=True)
         p.get("m:1").set("m:1", f"after-{n}").get("m:2")
         assert p.execute() == ["v-1" if n == "n0" else f"after-{NODES[NODES.index(n) - 1]}", True, "v-2"], n
+
+
+@pytest.mark.parametrize("protocol", ["dnl4", "nowait"])
+def test_lock_requests_for_another_shards_keys_are_refused(cluster, protocol):
+    """Well-formed lock and validation batches (and 2PL's lock-reads) naming keys of another shard, sent to a primary:
+    refused (kInvalidArgument) and nothing locked, since the node does not own those records. Afterwards
+    transactions on every key still commit, which a lock left behind would stop."""
+    cluster.up(nodes=2, shards=2, extra=["--txn-protocol", protocol])
+    keys, _ = write_keys(cluster)
+    first, _ = TXN[protocol]["messages"]
+    member = next(i for i, n in enumerate(cluster.topology["nodes"]) if n["name"] == "n1")
+    port = cluster.node("n0")["port"]
+
+    def batch(txid, names):  # txid, watermark, participants [n0], items (key, flags 0: a read lock / an abort)
+        items = b"".join(key_bytes(k.encode()) + struct.pack("<BQ", 0, 0) + key_bytes(b"") for k in names)
+        return struct.pack("<QQHHI", txid, 0, 1, 0, len(names)) + items
+
+    # 40 keys over 2 shards: some are n1's, and a batch naming any of them is refused whole.
+    statuses = send_requests(port, [(first + 0, batch(77, keys)), (first + 1, batch(77, keys))], src_node=member)
+    assert statuses == {0: INVALID_ARGUMENT, 1: INVALID_ARGUMENT}, statuses
+    if protocol == "nowait":
+        # 2PL's lock-read of each key (txid, priority, key): n1's keys are refused, n0's own are locked and read.
+        names = list(keys)
+        statuses = send_requests(port, [(first + 5, struct.pack("<QQ", 78, 1) + key_bytes(k.encode())) for k in names],
+                                 src_node=member)
+        taken = [names[i] for i, st in statuses.items() if st == 0]
+        assert len(taken) + sum(1 for st in statuses.values() if st == INVALID_ARGUMENT) == len(names), statuses
+        assert 0 < len(taken) < len(names), statuses
+        send_requests(port, [(first + 3, batch(78, taken))], src_node=member)  # kUnlock (abort) releases them
+    for k in keys:
+        p = client(cluster, "n0").pipeline(transaction=True)
+        p.get(k).set(k, "after")
+        assert p.execute() == [keys[k], True], k

@@ -3,6 +3,7 @@
 // What reaches the backups goes through the cluster's replica log.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 
@@ -28,11 +29,14 @@ std::unique_ptr<ConcurrencyControl> make_dnl1(const CcEnv& env) {
 Status Dandelion::start() {
   auto& rpc = env_.ctx.rpc();
   const rpc::MsgRange m = env_.msgs;
-  // Only the primary answers (one still copying its snapshot, or deposed, refuses: its records may be stale).
+  // Only the primary answers (one still copying its snapshot, or deposed, refuses: its records may be stale). A
+  // batch naming a key of another shard is malformed: it would lock a record this node does not own.
   auto request = [this](Msg type) {
     return [this, type](const rpc::Incoming& in) {
       auto b = Batch::decode(in.payload);
-      if (!b) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+      const auto own = [this](const Item& it) { return owns(it.key); };
+      if (!b || !std::all_of(b->items.begin(), b->items.end(), own))
+        return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
       auto results = as_primary(type, *b);
       if (!results) return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
       std::string out = encode_results(*results);

@@ -65,6 +65,8 @@ class Dandelion final : public ConcurrencyControl {
   rpc::Task<void> finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                          std::vector<cluster::LogWrite> writes, cluster::LogMode mode, bool committed);
   uint16_t primary_of(std::string_view key) const { return cluster::primary_of(env_.ctx, key); }
+  // Whether `key` belongs to this node's shard (a lock or validation request for any other key is refused).
+  bool owns(std::string_view key) const { return cluster::is_replica_of(env_.ctx.topology(), env_.ctx.self(), key); }
   // Locks or validates `b` here as its keys' primary; nullopt (and no lock kept) unless this node still served as
   // the primary when it was done (a deposed primary's locks and versions protect nothing).
   std::optional<std::vector<ItemResult>> as_primary(Msg type, const Batch& b);

@@ -31,7 +31,7 @@ std::optional<LockReadResult> Dandelion::lock_read_as_primary(const LockRead& l)
 
 void Dandelion::serve_lock_read(const rpc::Incoming& in) {
   auto l = LockRead::decode(in.payload);
-  if (!l) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (!l || !owns(l->key)) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   auto r = lock_read_as_primary(*l);
   if (!r) return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
   const std::string out = r->encode();
