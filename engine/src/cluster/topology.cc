@@ -57,6 +57,21 @@ class Reader {
     *out = v.get<bool>();
     return Status::ok();
   }
+  // A list of strings (absent: left as it is); each must be a non-empty string, none twice.
+  Status strings(const char* key, std::vector<std::string>* out) const {
+    if (!obj_.contains(key)) return Status::ok();
+    const json& v = obj_.at(key);
+    if (!v.is_array()) return error(Code::kInvalidArgument, "{}.{}: must be a list of strings", where(), key);
+    out->clear();
+    for (const json& e : v) {
+      if (!e.is_string() || e.get<std::string>().empty())
+        return error(Code::kInvalidArgument, "{}.{}: must be a list of non-empty strings", where(), key);
+      if (std::find(out->begin(), out->end(), e.get<std::string>()) != out->end())
+        return error(Code::kInvalidArgument, "{}.{}: '{}' is listed twice", where(), key, e.get<std::string>());
+      out->push_back(e.get<std::string>());
+    }
+    return Status::ok();
+  }
   Status one_of(const char* key, std::string* out, std::initializer_list<const char*> allowed) const {
     RDX_RETURN_IF_ERROR(str(key, out));
     std::string list;
@@ -93,9 +108,24 @@ bool is_dns_label(const std::string& s) {
 
 Status parse_transport(const Reader& r, Topology& t) {
   RDX_RETURN_IF_ERROR(r.check_object());
-  RDX_RETURN_IF_ERROR(r.only({"kind", "primitives", "device", "gid_index", "rdma_interface", "hugepages", "batching"}));
+  RDX_RETURN_IF_ERROR(r.only(
+      {"kind", "primitives", "onesided_phases", "device", "gid_index", "rdma_interface", "hugepages", "batching"}));
   RDX_RETURN_IF_ERROR(r.one_of("kind", &t.transport, {"tcp", "verbs"}));
   RDX_RETURN_IF_ERROR(r.one_of("primitives", &t.primitives, {"onesided", "rpc", "hybrid"}));
+  // (The phase names are the transaction family's: the node checks them against its protocol, txn/cc.h.)
+  if (r.has("onesided_phases")) {
+    std::vector<std::string> phases;
+    RDX_RETURN_IF_ERROR(r.strings("onesided_phases", &phases));
+    if (t.primitives != "hybrid")
+      return error(Code::kInvalidArgument,
+                   "{}.onesided_phases: chooses the phases of primitives 'hybrid', and primitives is '{}' (remove it, "
+                   "or set primitives to hybrid)",
+                   r.where(), t.primitives);
+    if (phases.empty())
+      return error(Code::kInvalidArgument,
+                   "{}.onesided_phases: lists no phase (for no one-sided phase use primitives rpc)", r.where());
+    t.onesided_phases = std::move(phases);
+  }
   RDX_RETURN_IF_ERROR(r.str("device", &t.device));
   RDX_RETURN_IF_ERROR(r.integer("gid_index", &t.gid_index, -1, 255));
   RDX_RETURN_IF_ERROR(r.str("rdma_interface", &t.rdma_interface));

@@ -50,6 +50,9 @@ struct Topology {
   uint32_t epoch = 1;
   std::string transport = "tcp";
   std::string primitives = "rpc";  // rpc | onesided | hybrid, as the transaction protocol honours (txn/cc.h)
+  // With hybrid, the phases that run one-sided (names of txn::Phase, which the node checks against its protocol);
+  // absent: the protocol's own hybrid choice.
+  std::optional<std::vector<std::string>> onesided_phases;
   std::string device;
   int gid_index = -1;
   std::string rdma_interface;

@@ -17,6 +17,7 @@ std::vector<std::pair<const char*, std::string>> settings(const Topology& t) {
       {"cluster", t.cluster},
       {"transport.kind", t.transport},
       {"transport.primitives", t.primitives},
+      {"transport.onesided_phases", t.onesided_phases ? fmt::format("{}", fmt::join(*t.onesided_phases, ",")) : "-"},
       {"transport.device", t.device},
       {"transport.gid_index", std::to_string(t.gid_index)},
       {"transport.rdma_interface", t.rdma_interface},

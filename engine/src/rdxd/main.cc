@@ -84,8 +84,12 @@ nlohmann::json registered() {
     json prims = json::array({"rpc"});
     if (e.onesided_phases != 0) prims.push_back("onesided");
     if (e.hybrid_phases != 0) prims.push_back("hybrid");
-    ccs.push_back(
-        {{"name", e.name}, {"messages", {e.msgs.first, e.msgs.last()}}, {"primitives", prims}, {"summary", e.summary}});
+    ccs.push_back({{"name", e.name},
+                   {"messages", {e.msgs.first, e.msgs.last()}},
+                   {"primitives", prims},
+                   {"onesided_phases", rdx::txn::phase_names(e.onesided_phases)},
+                   {"hybrid_phases", rdx::txn::phase_names(e.hybrid_phases)},
+                   {"summary", e.summary}});
   }
   out["txn"] = ccs;
   json workloads = json::array();
@@ -106,6 +110,8 @@ void print_registered(bool as_json) {
     for (const auto& e : entries) {
       std::string line = "  " + e["name"].get<std::string>();
       if (e.contains("primitives")) line += "  [primitives: " + e["primitives"].dump() + "]";
+      if (e.contains("onesided_phases") && !e["onesided_phases"].empty())
+        line += "  [one-sided phases: " + e["onesided_phases"].dump() + "]";
       if (e.contains("summary")) line += "  " + e["summary"].get<std::string>();
       std::printf("%s\n", line.c_str());
     }

@@ -67,7 +67,7 @@ Result<const txn::CcEntry*> transaction_protocol(const cluster::Topology& topo,
                  "replication protocol '{}' replicates single keys only: it cannot carry transaction protocol '{}' "
                  "(every write of a key must reach its replicas one way); use txn.protocol 'none'",
                  rep.name, topo.txn_protocol);
-  auto p = txn::primitives_for(*cc.value(), topo.primitives);
+  auto p = txn::primitives_for(*cc.value(), topo.primitives, topo.onesided_phases);
   if (!p) return p.status();
   *prims = std::move(p.value());
   return cc.value();

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cluster/replica_log.h"
 #include "cluster/worker_context.h"
@@ -46,6 +47,12 @@ enum class Phase : uint8_t {
   kValueForward,    // CALVIN
 };
 inline constexpr uint32_t phase_bit(Phase p) { return uint32_t{1} << static_cast<uint8_t>(p); }
+// Phase names in the topology (transport.onesided_phases) and rdxd --list: read, lock, validate, log, commit,
+// release, renew, input_broadcast, value_forward.
+std::string_view phase_name(Phase p);
+std::optional<Phase> phase_named(std::string_view name);
+// The names of the phases in `bits`, in Phase order.
+std::vector<std::string> phase_names(uint32_t bits);
 
 // Which phases run one-sided (the rest over RPC).
 struct Primitives {
@@ -139,8 +146,9 @@ struct CcEntry {
 
 const Registry<CcEntry>& cc_protocols();
 
-// The primitives a topology asks for (rpc | onesided | hybrid), if the protocol honours them; else kUnsupported
-// naming what it honours.
-Result<Primitives> primitives_for(const CcEntry& cc, std::string_view mode);
+// The primitives a topology asks for (rpc | onesided | hybrid, with hybrid's phases when `phases` names them), if
+// the protocol honours them; else kUnsupported naming what it honours (kInvalidArgument: a name that is no phase).
+Result<Primitives> primitives_for(const CcEntry& cc, std::string_view mode,
+                                  const std::optional<std::vector<std::string>>& phases = std::nullopt);
 
 }  // namespace rdx::txn

@@ -39,6 +39,10 @@ def test_crd_admits_exactly_what_rdxd_registers():
     # test_crd_refuses_primitives_a_protocol_does_not_honour).
     honoured = set.union(*(set(e["primitives"]) for e in reg["txn"]))
     assert sorted(spec["transport"]["properties"]["primitives"]["enum"]) == sorted(honoured)
+    # hybrid's per-phase choice admits exactly the phases some protocol runs one-sided (rdxd refuses, per protocol,
+    # the phases it runs over RPC only).
+    onesided = sorted(set.union(*(set(e["onesided_phases"]) for e in reg["txn"])))
+    assert sorted(spec["transport"]["properties"]["onesidedPhases"]["items"]["enum"]) == onesided
     # Defaults name registered values.
     assert spec["transactions"]["properties"]["protocol"]["default"] in names["txn"]
     assert spec["replication"]["properties"]["protocol"]["default"] in names["replication"]

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace rdx::server {
 namespace {
 
@@ -45,6 +47,50 @@ TEST(Node, RefusesPrimitivesTheProtocolDoesNotHonour) {
     Status st = create(topology("primary-backup", "dnl2", p));
     EXPECT_EQ(st.code(), Code::kUnsupported) << p;
     EXPECT_NE(st.message().find("runs every phase over RPC"), std::string::npos) << st.message();
+  }
+}
+
+// hybrid's per-phase choice (transport.onesided_phases): a phase the protocol runs one-sided is taken; a phase it
+// runs over RPC only, and a name that is no phase, are refused with what it runs one-sided; a choice with another
+// primitives value is refused by the topology itself.
+TEST(Node, HybridTakesOnlyPhasesTheProtocolRunsOneSided) {
+  const auto with_phases = [](const std::string& txn, const std::string& primitives, const std::string& phases) {
+    return cluster::parse_topology(R"({"cluster": "t", "epoch": 1,
+      "transport": {"kind": "tcp", "primitives": ")" +
+                                   primitives + R"(", "onesided_phases": )" + phases + R"(},
+      "txn": {"protocol": ")" + txn +
+                                   R"("},
+      "shards": [{"id": 0, "members": ["n0"]}], "nodes": [{"name": "n0", "host": "127.0.0.1", "port": 7001}]})");
+  };
+  auto read = with_phases("occ", "hybrid", R"(["read"])");
+  ASSERT_TRUE(read.is_ok()) << read.status().to_string();
+  EXPECT_TRUE(create(read.value()).is_ok());
+  auto lock = with_phases("occ", "hybrid", R"(["read", "lock"])");
+  ASSERT_TRUE(lock.is_ok()) << lock.status().to_string();
+  Status st = create(lock.value());
+  EXPECT_EQ(st.code(), Code::kUnsupported);
+  EXPECT_NE(st.message().find("'occ' runs phase 'lock' over RPC only (one-sided: read)"), std::string::npos)
+      << st.message();
+  auto unknown = with_phases("occ", "hybrid", R"(["reed"])");
+  ASSERT_TRUE(unknown.is_ok()) << unknown.status().to_string();
+  st = create(unknown.value());
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("'reed' is not a phase (phases: read, lock, validate"), std::string::npos)
+      << st.message();
+  auto rpc_only = with_phases("nowait", "hybrid", R"(["read"])");
+  ASSERT_TRUE(rpc_only.is_ok());
+  st = create(rpc_only.value());
+  EXPECT_EQ(st.code(), Code::kUnsupported);
+  EXPECT_NE(st.message().find("it runs every phase over RPC"), std::string::npos) << st.message();
+  for (const auto& [primitives, phases, want] :
+       {std::tuple{"onesided", R"(["read"])",
+                   "chooses the phases of primitives 'hybrid', and primitives is 'onesided'"},
+        std::tuple{"hybrid", "[]", "lists no phase"}, std::tuple{"hybrid", R"(["read", "read"])", "listed twice"},
+        std::tuple{"hybrid", R"("read")", "must be a list of strings"}}) {
+    auto t = with_phases("occ", primitives, phases);
+    ASSERT_FALSE(t.is_ok()) << phases;
+    EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(t.status().message().find(want), std::string::npos) << t.status().message();
   }
 }
 
