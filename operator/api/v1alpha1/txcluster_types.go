@@ -64,6 +64,7 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
 // +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocol occ only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
+// +kubebuilder:validation:XValidation:rule="!has(self.transport.onesidedPhases) || self.transport.primitives == 'hybrid'",messageExpression="'transport.onesidedPhases chooses the phases of primitives hybrid, and primitives is ' + self.transport.primitives + ' (remove it, or set primitives to hybrid)'",fieldPath=".transport.onesidedPhases"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="!(self.transport.rdma.mode in ['sharedDevice', 'sriov']) || (has(self.transport.rdma.resourceName) && size(self.transport.rdma.resourceName) > 0)",messageExpression="'transport.rdma.resourceName is required with rdma.mode ' + self.transport.rdma.mode + ' (the device plugin resource, e.g. rdma/rdma_shared_device_a or nvidia.com/sriov_rdma)'",fieldPath=".transport.rdma"
@@ -171,6 +172,10 @@ const (
 	TransportVerbs TransportKind = "verbs"
 )
 
+// OneSidedPhase names a transaction protocol phase that can run one-sided.
+// +kubebuilder:validation:Enum=read
+type OneSidedPhase string
+
 // Primitives selects which network primitives the transaction protocol uses.
 // +kubebuilder:validation:Enum=rpc;onesided;hybrid
 type Primitives string
@@ -201,6 +206,16 @@ type TransportSpec struct {
 	// +optional
 	// +kubebuilder:default=rpc
 	Primitives Primitives `json:"primitives,omitempty"`
+
+	// onesidedPhases chooses, with primitives `hybrid` only, the phases that run one-sided (RCC's per-phase choice);
+	// omitted, hybrid runs the protocol's own choice. This rdx version runs one phase one-sided, occ's `read` (so
+	// today hybrid with [read] is what onesided does); a phase that runs over RPC only is refused. Written to
+	// topology transport.onesided_phases.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=9
+	OneSidedPhases []OneSidedPhase `json:"onesidedPhases,omitempty"`
 
 	// rdma says how pods get RDMA devices (kind verbs only).
 	// +optional

@@ -34,13 +34,15 @@ type Topology struct {
 
 // TopologyTransport is the topology's transport section.
 type TopologyTransport struct {
-	Kind          string           `json:"kind"`
-	Primitives    string           `json:"primitives"`
-	Device        string           `json:"device"`
-	GIDIndex      int32            `json:"gid_index"`
-	RDMAInterface string           `json:"rdma_interface"`
-	Hugepages     bool             `json:"hugepages"`
-	Batching      TopologyBatching `json:"batching"`
+	Kind       string `json:"kind"`
+	Primitives string `json:"primitives"`
+	// OneSidedPhases is written only when the spec chooses them (absent: the protocol's own hybrid choice).
+	OneSidedPhases []string         `json:"onesided_phases,omitempty"`
+	Device         string           `json:"device"`
+	GIDIndex       int32            `json:"gid_index"`
+	RDMAInterface  string           `json:"rdma_interface"`
+	Hugepages      bool             `json:"hugepages"`
+	Batching       TopologyBatching `json:"batching"`
 }
 
 // TopologyBatching is the topology's transport.batching section.
@@ -119,12 +121,13 @@ func BuildTopologyNodes(c *rdxv1.TxCluster, epoch int64, nodes int32) Topology {
 		Cluster: c.Name,
 		Epoch:   epoch,
 		Transport: TopologyTransport{
-			Kind:          string(s.Transport.Kind),
-			Primitives:    string(s.Transport.Primitives),
-			Device:        s.Transport.RDMA.Device,
-			GIDIndex:      ptr.Deref(s.Transport.RDMA.GIDIndex, -1),
-			RDMAInterface: rdmaInterface(&s.Transport.RDMA),
-			Hugepages:     s.Transport.Hugepages.Enabled,
+			Kind:           string(s.Transport.Kind),
+			Primitives:     string(s.Transport.Primitives),
+			OneSidedPhases: oneSidedPhases(s.Transport.OneSidedPhases),
+			Device:         s.Transport.RDMA.Device,
+			GIDIndex:       ptr.Deref(s.Transport.RDMA.GIDIndex, -1),
+			RDMAInterface:  rdmaInterface(&s.Transport.RDMA),
+			Hugepages:      s.Transport.Hugepages.Enabled,
 			Batching: TopologyBatching{
 				Enabled:     ptr.Deref(s.Transport.Batching.Enabled, true),
 				MaxBytes:    s.Transport.Batching.MaxBytes,
@@ -298,4 +301,16 @@ func shortHash(v any) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// oneSidedPhases renders transport.onesidedPhases (nil when the spec leaves hybrid's choice to the protocol).
+func oneSidedPhases(phases []rdxv1.OneSidedPhase) []string {
+	if len(phases) == 0 {
+		return nil
+	}
+	out := make([]string, len(phases))
+	for i, p := range phases {
+		out[i] = string(p)
+	}
+	return out
 }

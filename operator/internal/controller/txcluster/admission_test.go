@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,21 @@ func unimplemented() []refusal {
 			c.Spec.Transport.Primitives = "rdma"
 		},
 		`spec.transport.primitives: Unsupported value: "rdma": supported values: "rpc", "onesided", "hybrid"`})
+	// hybrid's per-phase choice: only phases a protocol runs one-sided (occ's read), and only with hybrid.
+	cases = append(cases, refusal{"phase-over-rpc-only",
+		func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+			c.Spec.Transport.Primitives = rdxv1.PrimitivesHybrid
+			c.Spec.Transport.OneSidedPhases = []rdxv1.OneSidedPhase{"read", "lock"}
+		},
+		`spec.transport.onesidedPhases[1]: Unsupported value: "lock": supported values: "read"`})
+	cases = append(cases, refusal{"phases-without-hybrid",
+		func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
+			c.Spec.Transport.OneSidedPhases = []rdxv1.OneSidedPhase{"read"}
+		},
+		"transport.onesidedPhases chooses the phases of primitives hybrid, and primitives is onesided"})
 	return append(cases, refusal{"tls",
 		func(c *rdxv1.TxCluster) { c.Spec.Endpoint.TLSSecretRef = &rdxv1.LocalObjectReference{Name: "tls"} },
 		"spec.endpoint.tlsSecretRef: Invalid value: endpoint.tlsSecretRef: rdxd does not serve TLS yet; " +
@@ -132,13 +148,18 @@ func TestCombinationsAdmitted(t *testing.T) {
 			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
 			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
 		}, topologyNaming("primary-backup", "occ", "onesided")},
+		{"occ-hybrid-read", func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
+			c.Spec.Transport.Primitives = rdxv1.PrimitivesHybrid
+			c.Spec.Transport.OneSidedPhases = []rdxv1.OneSidedPhase{"read"}
+		}, topologyNaming("primary-backup", "occ", "hybrid", "read")},
 	}
 	ns := env.Namespace(t)
 	for _, tc := range cases {
 		c := &rdxv1.TxCluster{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns}}
 		tc.mutate(c)
 		expectAdmitted(t, c, func(topo renderedTopology) error {
-			if topo != tc.want {
+			if !reflect.DeepEqual(topo, tc.want) {
 				return fmt.Errorf("topology names %+v, want %+v", topo, tc.want)
 			}
 			return nil
@@ -146,17 +167,21 @@ func TestCombinationsAdmitted(t *testing.T) {
 	}
 }
 
-func topologyNaming(replication, txn, primitives string) renderedTopology {
+func topologyNaming(replication, txn, primitives string, phases ...string) renderedTopology {
 	var r renderedTopology
 	r.Replication.Protocol, r.Txn.Protocol, r.Transport.Primitives = replication, txn, primitives
+	r.Transport.OneSidedPhases = phases
 	return r
 }
 
 // renderedTopology is the part of the topology ConfigMap the admission tests look at.
 type renderedTopology struct {
-	Replication struct{ Protocol string }   `json:"replication"`
-	Txn         struct{ Protocol string }   `json:"txn"`
-	Transport   struct{ Primitives string } `json:"transport"`
+	Replication struct{ Protocol string } `json:"replication"`
+	Txn         struct{ Protocol string } `json:"txn"`
+	Transport   struct {
+		Primitives     string
+		OneSidedPhases []string `json:"onesided_phases"`
+	} `json:"transport"`
 }
 
 // expectAdmitted creates c, which must be admitted, and waits until its topology ConfigMap passes check.
