@@ -166,16 +166,21 @@ Task<void> Dandelion::finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t
 }
 
 // A commit whose unlock some participant did not take (refused, or the connection broke) stays below the watermark
-// a while: that participant's recovery may still ask the others whether they committed it.
+// a while: that participant's recovery may still ask the others whether they committed it. The recovery loop lets
+// it go (forget_retained).
 void Dandelion::done(uint64_t txid, bool everywhere) {
   if (everywhere) {
     inflight_.erase(txid);
     return;
   }
-  rpc::spawn([](Dandelion* self, uint64_t id) -> Task<void> {
-    co_await cluster::linger(self->env_.ctx, kOutcomeRetention);
-    self->inflight_.erase(id);
-  }(this, txid));
+  retained_.emplace_back(std::chrono::steady_clock::now() + kOutcomeRetention, txid);
+}
+
+void Dandelion::forget_retained(std::chrono::steady_clock::time_point now) {
+  while (!retained_.empty() && retained_.front().first <= now) {  // (in expiry order: one retention for all)
+    inflight_.erase(retained_.front().second);
+    retained_.pop_front();
+  }
 }
 
 bool Dandelion::crash_due(CrashPoint at, size_t lock_nodes) {

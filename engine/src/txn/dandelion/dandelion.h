@@ -15,6 +15,8 @@
 // and all decide alike from those answers: commit if any participant committed or the protocol's report point was
 // reached (dnl2: a participant applied; dnl1: every participant locked all it was asked), else abort.
 // Each participant then applies the decision to its own keys through the replica log.
+#include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +101,9 @@ class Dandelion final : public ConcurrencyControl {
   CommitSteps steps_;
   Participant participant_;
   std::set<uint64_t> inflight_;  // commits of this worker that hold or may hold locks somewhere
+  // Commits some participant did not release, kept in inflight_ until the time given (done()), oldest first.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> retained_;
+  void forget_retained(std::chrono::steady_clock::time_point now);
   uint32_t crash_countdown_ = 0;
 };
 

@@ -59,6 +59,7 @@ Task<void> Dandelion::recovery_loop() {
     const auto now = Participant::Clock::now();
     if (now >= next_expire) {
       participant_.expire(now);
+      forget_retained(now);
       next_expire = now + kExpireEvery;
     }
     std::vector<uint64_t> due;
