@@ -21,7 +21,8 @@ using rpc::Task;
 namespace {
 constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
-constexpr uint32_t kWarnEveryAttempts = 30;  // at the 1 s backoff cap: about a warning every 30 s per peer
+constexpr uint32_t kFirstWarnAttempt = 10;   // about 6 s after the first attempt (backoff 50 ms doubling to 1 s)
+constexpr uint32_t kWarnEveryAttempts = 30;  // then, at the 1 s backoff cap, about a warning every 30 s per peer
 constexpr int kIdleSpins = 64;               // empty loop iterations before the worker blocks on its fds
 constexpr size_t kMaxTopologyPush = 60000;   // a topology handed to a peer travels in one message (max_packet 64 KiB)
 }  // namespace
@@ -184,7 +185,7 @@ void Worker::note_connect_failure(uint16_t node, std::string why) {
   ++p.failed_attempts;
   p.last_error = std::move(why);
   const std::string& name = topology().nodes[node].name;
-  if (p.failed_attempts % kWarnEveryAttempts == 0)
+  if (p.failed_attempts == kFirstWarnAttempt || p.failed_attempts % kWarnEveryAttempts == 0)
     spdlog::warn("worker {}: still cannot connect to {} after {} attempts: {}", index_, name, p.failed_attempts,
                  p.last_error);
   else
