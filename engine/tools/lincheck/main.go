@@ -2,18 +2,22 @@
 
 // rdx-lincheck checks that a history of single-key operations (GET, SET, INCR/INCRBY/DECR, SETNX, GETSET, DEL) is
 // linearizable, key by key, with Porcupine (github.com/anishathalye/porcupine). It prints one JSON report and, when
-// a key is not linearizable, can write Porcupine's HTML visualization of the failing keys.
+// a key is not linearizable, can write Porcupine's HTML visualization of the failing keys. With --reads sequential
+// it checks a weaker model instead: writes linearizable, reads possibly stale but in each client's session order
+// (sequential.go).
 //
-//	rdx-lincheck [--html failure.html] [--timeout 60s] history.jsonl
+//	rdx-lincheck [--reads linearizable|sequential] [--html failure.html] [--timeout 60s] history.jsonl
 //
-// Exit status: 0 linearizable, 1 not linearizable, 2 bad usage or a malformed history, 3 undecided within the
-// timeout (a key whose history is too concurrent to search in time).
+// Exit status: 0 every key is legal under the model (linearizable by default), 1 some key is not, 2 bad usage or a
+// malformed history, 3 undecided within the timeout (a key whose history is too concurrent to search in time).
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -25,10 +29,11 @@ import (
 // Report is what rdx-lincheck prints.
 type Report struct {
 	OK             bool           `json:"ok"`
+	Model          string         `json:"model"` // what was checked: "linearizability" or "sequential reads"
 	Operations     int            `json:"operations"`
 	UnknownOutcome int            `json:"unknown_outcome"` // operations recorded without an end
 	Keys           int            `json:"keys"`
-	Illegal        []string       `json:"illegal"`   // keys whose history is not linearizable
+	Illegal        []string       `json:"illegal"`   // keys whose history violates the model
 	Undecided      []string       `json:"undecided"` // keys the search did not finish within the timeout
 	Visualization  *Visualization `json:"visualization,omitempty"`
 	Seconds        float64        `json:"seconds"`
@@ -42,52 +47,74 @@ type Visualization struct {
 }
 
 func main() {
-	html := flag.String("html", "", "write Porcupine's visualization of the keys that are not linearizable to this file")
-	timeout := flag.Duration("timeout", time.Minute, "search time per key before it is reported undecided")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: rdx-lincheck [--html failure.html] [--timeout 60s] history.jsonl")
-		flag.PrintDefaults()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command: it prints the report to stdout and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rdx-lincheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	reads := fs.String("reads", "linearizable", "the model: linearizable (every operation), or sequential (writes "+
+		"linearizable; a read may be stale, but not older than what its client already wrote or read of the key)")
+	html := fs.String("html", "", "write Porcupine's visualization of a key that violates the model to this file")
+	timeout := fs.Duration("timeout", time.Minute, "search time per key before it is reported undecided")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: rdx-lincheck [--reads linearizable|sequential] [--html failure.html] "+
+			"[--timeout 60s] history.jsonl")
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	if flag.NArg() != 1 || *timeout <= 0 {
-		flag.Usage()
-		os.Exit(2)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
 	}
-	f, err := os.Open(flag.Arg(0))
+	model, known := consistencies[*reads]
+	if !known {
+		fmt.Fprintf(stderr, "rdx-lincheck: --reads %q: want linearizable or sequential\n", *reads)
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() != 1 || *timeout <= 0 {
+		fs.Usage()
+		return 2
+	}
+	f, err := os.Open(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rdx-lincheck:", err)
-		os.Exit(2)
+		fmt.Fprintln(stderr, "rdx-lincheck:", err)
+		return 2
 	}
 	ops, err := ReadHistory(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "rdx-lincheck: %s: %v\n", flag.Arg(0), err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "rdx-lincheck: %s: %v\n", fs.Arg(0), err)
+		return 2
 	}
-	r := Check(ops, *timeout)
+	r := Check(ops, model, *timeout)
 	if len(r.Illegal) > 0 && *html != "" {
-		key, n, err := Visualize(ops, r.Illegal, *html)
+		key, n, err := Visualize(ops, model, r.Illegal, *html)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "rdx-lincheck: visualization:", err)
+			fmt.Fprintln(stderr, "rdx-lincheck: visualization:", err)
 		} else {
 			r.Visualization = &Visualization{Path: *html, Key: key, Operations: n}
 		}
 	}
 	out, _ := json.Marshal(r)
-	fmt.Println(string(out))
+	fmt.Fprintln(stdout, string(out))
 	switch {
 	case len(r.Illegal) > 0:
-		os.Exit(1)
+		return 1
 	case len(r.Undecided) > 0:
-		os.Exit(3)
+		return 3
 	}
+	return 0
 }
 
-// Check searches a linearization of each key's operations.
-func Check(ops []Op, timeout time.Duration) Report {
+// Check searches a linearization of each key's operations under the model.
+func Check(ops []Op, model Consistency, timeout time.Duration) Report {
 	began := time.Now()
 	byKey := map[string][]porcupine.Operation{}
-	r := Report{Operations: len(ops), Illegal: []string{}, Undecided: []string{}}
+	r := Report{Model: model.Name, Operations: len(ops), Illegal: []string{}, Undecided: []string{}}
 	for i := range ops {
 		if ops[i].End == nil {
 			r.UnknownOutcome++
@@ -96,7 +123,7 @@ func Check(ops []Op, timeout time.Duration) Report {
 	}
 	r.Keys = len(byKey)
 	for key, history := range byKey {
-		switch porcupine.CheckOperationsTimeout(kvModel, history, timeout) {
+		switch porcupine.CheckOperationsTimeout(model.Model(history), history, timeout) {
 		case porcupine.Illegal:
 			r.Illegal = append(r.Illegal, key)
 		case porcupine.Unknown:
@@ -111,9 +138,9 @@ func Check(ops []Op, timeout time.Duration) Report {
 }
 
 // Visualize writes Porcupine's HTML view of the shortest failing prefix among the given keys' histories (the
-// linearizable part it found and the operations that could not follow it); it returns the key and the number of
+// legal part it found and the operations that could not follow it); it returns the key and the number of
 // operations shown. A whole history of tens of thousands of operations makes a page no browser opens comfortably.
-func Visualize(ops []Op, keys []string, path string) (string, int, error) {
+func Visualize(ops []Op, model Consistency, keys []string, path string) (string, int, error) {
 	var best []porcupine.Operation
 	bestKey := ""
 	for _, key := range keys {
@@ -123,18 +150,19 @@ func Visualize(ops []Op, keys []string, path string) (string, int, error) {
 				history = append(history, operation(&ops[i]))
 			}
 		}
-		if p := shortestIllegalPrefix(history); best == nil || len(p) < len(best) {
+		if p := shortestIllegalPrefix(model, history); best == nil || len(p) < len(best) {
 			best, bestKey = p, key
 		}
 	}
-	_, info := porcupine.CheckOperationsVerbose(kvModel, best, time.Minute)
-	return bestKey, len(best), porcupine.VisualizePath(kvModel, info, path)
+	m := model.Model(best)
+	_, info := porcupine.CheckOperationsVerbose(m, best, time.Minute)
+	return bestKey, len(best), porcupine.VisualizePath(m, info, path)
 }
 
-// shortestIllegalPrefix bisects on time for the earliest cut whose prefix is already not linearizable: the
+// shortestIllegalPrefix bisects on time for the earliest cut whose prefix already violates the model: the
 // operations that began before the cut, those still running at the cut with an unknown outcome (so the prefix of
-// a linearizable history is always linearizable).
-func shortestIllegalPrefix(history []porcupine.Operation) []porcupine.Operation {
+// a legal history is always legal, under either model).
+func shortestIllegalPrefix(model Consistency, history []porcupine.Operation) []porcupine.Operation {
 	times := make([]int64, 0, len(history))
 	for _, op := range history {
 		if op.Return != math.MaxInt64 {
@@ -148,8 +176,10 @@ func shortestIllegalPrefix(history []porcupine.Operation) []porcupine.Operation 
 			if op.Call > cut {
 				continue
 			}
-			if op.Return > cut {
-				op.Return, op.Output = math.MaxInt64, Output{}
+			if op.Return > cut { // still running: of unknown outcome
+				c := op.Input.(call)
+				c.Done = false
+				op.Input, op.Return, op.Output = c, math.MaxInt64, Output{}
 			}
 			p = append(p, op)
 		}
@@ -158,7 +188,8 @@ func shortestIllegalPrefix(history []porcupine.Operation) []porcupine.Operation 
 	lo, hi := 0, len(times) // the prefix at times[hi-1] (the whole history) is illegal
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if porcupine.CheckOperationsTimeout(kvModel, prefix(times[mid]), 10*time.Second) == porcupine.Illegal {
+		p := prefix(times[mid])
+		if porcupine.CheckOperationsTimeout(model.Model(p), p, 10*time.Second) == porcupine.Illegal {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -176,6 +207,7 @@ func operation(op *Op) porcupine.Operation {
 	if op.Node != "" {
 		meta = "at " + op.Node
 	}
-	return porcupine.Operation{ClientId: op.Client, Input: call{Key: op.Key, In: op.Input()}, Call: op.Start,
+	in := call{Key: op.Key, In: op.Input(), Client: op.Client, Done: op.End != nil}
+	return porcupine.Operation{ClientId: op.Client, Input: in, Call: op.Start,
 		Output: out, Return: op.ReturnTime(), Metadata: meta}
 }

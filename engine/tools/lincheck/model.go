@@ -16,10 +16,14 @@ type register struct {
 	value   string
 }
 
-// call is what Porcupine sees as an operation's input: the key (shown in the visualization) and the argument.
+// call is what Porcupine sees as an operation's input: the key (shown in the visualization), the argument, and for
+// the sequential-reads model the client (its session) and whether the call returned (Porcupine's Step sees neither
+// the client nor the times).
 type call struct {
-	Key string
-	In  Input
+	Key    string
+	In     Input
+	Client int
+	Done   bool // the call returned (it has an end): the client has seen its effect
 }
 
 func step(state, input, output any) (bool, any) {
@@ -74,49 +78,73 @@ func sameValue(s register, v *string) bool {
 // kvModel is one register: the checker partitions a history by key itself (linearizability is per key: a history
 // is linearizable iff each key's sub-history is) and checks each key on its own.
 var kvModel = porcupine.Model{
-	Init: func() any { return register{} },
-	Step: step,
-	DescribeOperation: func(input, output any) string {
-		c, out := input.(call), output.(Output)
-		arg := ""
+	Init:                      func() any { return register{} },
+	Step:                      step,
+	DescribeOperation:         describeOperation,
+	DescribeState:             func(state any) string { return state.(register).String() },
+	DescribeOperationMetadata: describeMetadata,
+}
+
+// Consistency is a model a history is checked against, by the name the report gives it. Model gives the model for
+// one key's history (the sequential-reads model depends on it).
+type Consistency struct {
+	Name  string
+	Model func(history []porcupine.Operation) porcupine.Model
+}
+
+var (
+	// Linearizable: every operation, reads included, takes effect at one point within its interval.
+	Linearizable = Consistency{"linearizability", func([]porcupine.Operation) porcupine.Model { return kvModel }}
+	// SequentialReads: writes and read-modify-writes are linearizable; a read may return an older state of the key
+	// than the latest, but none older than what its client has already written or read (sequential.go).
+	SequentialReads = Consistency{"sequential reads", seqModel}
+)
+
+// consistencies are the values of --reads.
+var consistencies = map[string]Consistency{"linearizable": Linearizable, "sequential": SequentialReads}
+
+func describeOperation(input, output any) string {
+	c, out := input.(call), output.(Output)
+	arg := ""
+	switch c.In.Kind {
+	case "set", "setnx", "getset":
+		arg = fmt.Sprintf("(%q)", clip(c.In.Value))
+	case "incr":
+		arg = fmt.Sprintf("(%+d)", c.In.By)
+	case "cas":
+		arg = fmt.Sprintf("(%q -> %q)", clip(c.In.Expect), clip(c.In.Value))
+	}
+	res := "?"
+	if out.Known {
 		switch c.In.Kind {
-		case "set", "setnx", "getset":
-			arg = fmt.Sprintf("(%q)", clip(c.In.Value))
-		case "incr":
-			arg = fmt.Sprintf("(%+d)", c.In.By)
-		case "cas":
-			arg = fmt.Sprintf("(%q -> %q)", clip(c.In.Expect), clip(c.In.Value))
-		}
-		res := "?"
-		if out.Known {
-			switch c.In.Kind {
-			case "get", "getset":
-				res = "nil"
-				if out.Value != nil {
-					res = fmt.Sprintf("%q", clip(*out.Value))
-				}
-			case "incr", "del":
-				res = strconv.FormatInt(out.Int, 10)
-			case "setnx", "cas":
-				res = strconv.FormatBool(out.Flag)
-			case "set":
-				res = "OK"
+		case "get", "getset":
+			res = "nil"
+			if out.Value != nil {
+				res = fmt.Sprintf("%q", clip(*out.Value))
 			}
+		case "incr", "del":
+			res = strconv.FormatInt(out.Int, 10)
+		case "setnx", "cas":
+			res = strconv.FormatBool(out.Flag)
+		case "set":
+			res = "OK"
 		}
-		return fmt.Sprintf("%s %s%s -> %s", c.Key, c.In.Kind, arg, res)
-	},
-	DescribeState: func(state any) string {
-		if s := state.(register); s.present {
-			return fmt.Sprintf("%q", clip(s.value))
-		}
-		return "absent"
-	},
-	DescribeOperationMetadata: func(info any) string {
-		if info == nil {
-			return ""
-		}
-		return fmt.Sprint(info)
-	},
+	}
+	return fmt.Sprintf("%s %s%s -> %s", c.Key, c.In.Kind, arg, res)
+}
+
+func describeMetadata(info any) string {
+	if info == nil {
+		return ""
+	}
+	return fmt.Sprint(info)
+}
+
+func (s register) String() string {
+	if s.present {
+		return fmt.Sprintf("%q", clip(s.value))
+	}
+	return "absent"
 }
 
 func clip(s string) string {
