@@ -75,6 +75,7 @@ nlohmann::json registered() {
                     {"messages", {e.msgs.first, e.msgs.last()}},
                     {"carries_transactions", e.carries_transactions},
                     {"ops", e.ops == rdx::replication::Ops::kReadWrite ? "read-write" : "read-modify-write"},
+                    {"reads", e.reads == rdx::replication::Reads::kLinearizable ? "linearizable" : "sequential"},
                     {"complete_feed", e.complete_feed},
                     {"survives", survives_name(e.survives)},
                     {"summary", e.summary}});

@@ -32,6 +32,14 @@ MarkedWorker::Copy MarkedWorker::copy_of(const std::string& key) {
   return c;
 }
 
+KvResult MarkedWorker::as_read(uint64_t tag, std::string value) {
+  if (tag == 0 || tag_deleted(tag)) return KvResult::failed(Code::kNotFound, {});
+  KvResult out;
+  out.version = tag;
+  out.value = std::move(value);
+  return out;
+}
+
 MarkedWorker::Installed MarkedWorker::install_copy(const std::string& key, uint64_t tag, std::string_view value,
                                                    bool readable, std::optional<uint64_t> only_over) {
   std::lock_guard<std::mutex> lk(marked_.stripe(KeyTurns::hash(key)));

@@ -59,6 +59,8 @@ class MarkedWorker : public QuorumWorker {
   std::string invalid_input(std::string_view key, const Rmw* op = nullptr) const;
 
   Copy copy_of(const std::string& key);
+  // What a read of a copy holding `tag` (0: none) answers: kNotFound for none or a tombstone.
+  static cluster::KvResult as_read(uint64_t tag, std::string value);
   // Installs (tag, value), marked unless `readable`, unless this node holds a newer tag (reported); an equal tag stays
   // as it is. With `only_over`, only if the key holds that tag (0: absent) unmarked: a writer's base.
   Installed install_copy(const std::string& key, uint64_t tag, std::string_view value, bool readable,

@@ -28,7 +28,8 @@ namespace rdx::replication {
 // Faults a test may plant to show that the checks catch them. Never set in production (they are not reachable from
 // the topology file; rdxd --test-fault plants them for multi-process tests).
 struct TestFaults {
-  bool ack_before_replication = false;  // acknowledge writes before the other replicas have them
+  bool ack_before_replication = false;  // acknowledge writes before the other replicas have them (zab: a follower
+                                        // also reports a write it forwarded before it holds it)
   bool reads_without_lease = false;     // backups read their own copy without holding leases (cluster/leases.h)
   bool unilateral_exclusion = false;    // a node excludes a replica without telling the others (primary_backup)
   bool slow_readable_notices = false;   // primary-backup: a backup pauses inside "make readable" (not a bug)
@@ -100,6 +101,13 @@ enum class Ops : uint8_t {
   kReadModifyWrite,  // also every other Rmw: add, append, conditional puts, compare-and-set, the old value returned
 };
 
+// What a read guarantees (the conformance suite and the history tests check reads against it).
+enum class Reads : uint8_t {
+  kLinearizable,  // a read returns the newest completed write, or a concurrent one
+  kSequential,    // a read may return an older value of the key, never older than what its session last wrote or
+                  // read of it, nor a write that began after it returned (zab's local reads)
+};
+
 struct ReplicationEntry {
   std::string_view name;
   rpc::MsgRange msgs;  // inside cluster::msgs::kReplicationBlock, disjoint from every other line's
@@ -107,6 +115,7 @@ struct ReplicationEntry {
   bool carries_transactions;  // replica_log() is not null: a transaction protocol may run over it
   Survives survives;
   Ops ops;
+  Reads reads;
   bool complete_feed;  // a node's log_feed() carries every write of its shard once, in version order per key (the
                        // writes it orders as the primary); false: the protocol publishes no feed
   std::string_view summary;

@@ -36,16 +36,6 @@ void CraqWorker::make_chains() {
   }
 }
 
-namespace {
-KvResult found(uint64_t tag, std::string value) {
-  if (tag == 0 || tag_deleted(tag)) return KvResult::failed(Code::kNotFound, {});
-  KvResult out;
-  out.version = tag;
-  out.value = std::move(value);
-  return out;
-}
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------------------------
 // Reads: a clean copy locally, a dirty one by the tail's committed tag.
 
@@ -56,10 +46,10 @@ Task<KvResult> CraqWorker::get(std::string key) {
     co_return KvResult::failed(Code::kUnavailable, "craq: this node is recovering its copy of the shard");
   cluster::Read fast = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
   if (fast.status == Code::kNotFound) co_return KvResult::failed(Code::kNotFound, {});
-  if (fast.status == Code::kOk) co_return found(fast.version, std::move(fast.value));
+  if (fast.status == Code::kOk) co_return as_read(fast.version, std::move(fast.value));
   Copy c = copy_of(key);  // dirty (kBusy), or changed since
   const Chain& chain = chain_of(key);
-  if (!c.found || !c.marked || chain.is_tail()) co_return found(c.found ? c.tag : 0, std::move(c.value));
+  if (!c.found || !c.marked || chain.is_tail()) co_return as_read(c.found ? c.tag : 0, std::move(c.value));
   co_return co_await ask_tail(key, c, chain.tail());
 }
 
@@ -78,9 +68,9 @@ Task<KvResult> CraqWorker::ask_tail(const std::string& key, const Copy& dirty, u
   if (committed != dirty.tag && committed != 0) value = std::string(rd.bytes(store::kMaxValueBytes));
   if (!rd.done() || (committed != 0 && (!valid_tag(committed) || !valid_blob(committed, value))))
     co_return KvResult::failed(Code::kInternal, "craq: a malformed answer from the tail");
-  if (committed != dirty.tag) co_return found(committed, std::move(value));
+  if (committed != dirty.tag) co_return as_read(committed, std::move(value));
   unmark(key, committed);  // committed: clean here too
-  co_return found(dirty.tag, dirty.value);
+  co_return as_read(dirty.tag, dirty.value);
 }
 
 void CraqWorker::encode_held(rpc::Writer& w, uint64_t sent, const Copy& held) {

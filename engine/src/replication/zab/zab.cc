@@ -1,0 +1,217 @@
+// ZAB's writes at the leader, local reads, and the resolution of marked copies. See zab.h.
+#include "replication/zab/zab.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "cluster/local_reads.h"
+#include "rpc/codec.h"
+
+namespace rdx::replication::zab {
+
+using cluster::KvResult;
+using rpc::Task;
+
+namespace {
+constexpr uint16_t kNoLeader = UINT16_MAX;
+}  // namespace
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env) { return std::make_unique<ZabNode>(env); }
+
+std::unique_ptr<ReplicationProtocol> ZabNode::make_worker(cluster::WorkerContext& ctx) {
+  return std::make_unique<ZabWorker>(*this, ctx);
+}
+
+Status ZabWorker::start_marked() {
+  auto& rpc = ctx_.rpc();
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kCommit), [this](const rpc::Incoming& in) { serve_commit(in); }));
+  return rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) { serve_resolve(in); });
+}
+
+void ZabWorker::find_leaders() {
+  const cluster::Topology& t = ctx_.topology();
+  leaders_.assign(t.shards.size(), kNoLeader);
+  for (size_t s = 0; s < t.shards.size(); ++s)
+    for (uint16_t id : t.shards[s].members)
+      if (t.nodes[id].role == cluster::Role::kData) {
+        leaders_[s] = id;
+        break;
+      }
+}
+
+Code ZabWorker::install(const std::string& key, uint64_t tag, std::string_view value) {
+  return install_copy(key, tag, value, false).status;  // a proposal, or a copy in recovery: not known committed
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reads: an unmarked copy locally, a marked one as the leader committed it.
+
+Task<KvResult> ZabWorker::get(std::string key) {
+  if (std::string bad = invalid_input(key); !bad.empty()) co_return KvResult::failed(Code::kInvalidArgument, bad);
+  if (!replicates(key)) co_return co_await read_at(member_connection(key), key);
+  if (!ctx_.membership().in_sync())
+    co_return KvResult::failed(Code::kUnavailable, "zab: this node is recovering its copy of the shard");
+  cluster::Read fast = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
+  if (fast.status == Code::kNotFound) co_return KvResult::failed(Code::kNotFound, {});
+  if (fast.status == Code::kOk) co_return as_read(fast.version, std::move(fast.value));
+  Copy c = copy_of(key);  // marked (kBusy), or changed since
+  if (!c.found || !c.marked) co_return as_read(c.found ? c.tag : 0, std::move(c.value));
+  if (!leads(key)) co_return co_await resolve_at_leader(key);
+  KvResult r = co_await resolve_here(key);
+  if (r.status != Code::kOk) co_return r;
+  co_return as_read(r.version, std::move(r.value));
+}
+
+// kOk with the raw tag (a tombstone's too) as the version, or a failure.
+Task<KvResult> ZabWorker::resolve_here(const std::string& key) {
+  KvResult out;
+  // Not a blind put: it is never combined with the key's SETs, it only waits for its turn among them.
+  const Rmw in_turn_of_writes = Rmw::add(0);
+  (void)co_await turns_.in_turn(key, members_of(key).count() > 1, in_turn_of_writes, [&]() -> Task<WriteResult> {
+    for (;;) {
+      Copy c = copy_of(key);
+      if (c.found && c.marked) {
+        std::string why;
+        const bool committed = co_await commit(key, c.tag, c.value, &why);
+        if (!committed) {
+          out =
+              KvResult::failed(Code::kUnavailable, "zab: the key's last write did not reach a majority (" + why + ")");
+          co_return WriteResult{};
+        }
+        continue;
+      }
+      out.status = Code::kOk;
+      out.version = c.found ? c.tag : 0;
+      out.value = std::move(c.value);
+      co_return WriteResult{};
+    }
+  });
+  co_return out;
+}
+
+Task<KvResult> ZabWorker::resolve_at_leader(const std::string& key) {
+  const uint16_t leader = leader_of(key);
+  auto conn = leader == kNoLeader ? std::nullopt : ctx_.peer(leader);
+  if (!conn) co_return KvResult::failed(Code::kUnavailable, "zab: the leader of the key's shard is not reachable");
+  rpc::Writer w;
+  w.bytes(key);
+  rpc::Response r = co_await ctx_.rpc().call(*conn, msgs_.at(kResolve), w.span());
+  if (r.status != Code::kOk)
+    co_return KvResult::failed(
+        Code::kUnavailable,
+        fmt::format("zab: the leader of the key's shard did not answer ({}{}{})", code_name(r.status),
+                    r.payload.empty() ? "" : ": ",
+                    std::string_view(reinterpret_cast<const char*>(r.payload.data()), r.payload.size())));
+  rpc::Reader rd(r.payload);
+  const auto tag = rd.get<uint64_t>();
+  std::string value(rd.bytes(store::kMaxValueBytes));
+  if (!rd.done() || (tag != 0 && (!valid_tag(tag) || !valid_blob(tag, value))) || (tag == 0 && !value.empty()))
+    co_return KvResult::failed(Code::kInternal, "zab: a malformed answer from the leader");
+  if (tag != 0) {
+    const Installed in = install_copy(key, tag, value, true);  // committed: readable here from now on
+    if (in.status != Code::kOk) co_return KvResult::failed(in.status, "zab: the store is full");
+    unmark(key, tag);  // (held already, marked)
+  }
+  co_return as_read(tag, std::move(value));
+}
+
+void ZabWorker::serve_resolve(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  std::string key(rd.bytes(cluster::kMaxKeyBytes));
+  if (!rd.done() || !from_member(in) || !replicates(key) || !leads(key))
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument,
+                              rpc::as_bytes_of(std::string_view("zab: a malformed resolve request")));
+  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  rpc::spawn([](ZabWorker* self, rpc::ReplyTo to, std::string k) -> Task<void> {
+    KvResult r = co_await self->resolve_here(k);
+    if (r.status != Code::kOk) co_return self->ctx_.rpc().respond(to, r.status, rpc::as_bytes_of(r.error));
+    rpc::Writer w;
+    w.put(r.version).bytes(r.value);
+    self->ctx_.rpc().respond(to, Code::kOk, w.span());
+  }(this, in.reply_to(), std::move(key)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writes: ordered at the leader, committed at a majority.
+
+Task<WriteResult> ZabWorker::write(std::string key, Rmw op) {
+  if (std::string bad = invalid_input(key, &op); !bad.empty())
+    co_return WriteResult::failed(Code::kInvalidArgument, bad);
+  const uint16_t leader = leader_of(key);
+  if (leader != ctx_.self()) {
+    const auto conn = leader == kNoLeader ? std::nullopt : ctx_.peer(leader);
+    WriteResult r = co_await write_at(conn, key, op);
+    if (r.status != Code::kOk || !replicates(key) || node_.env().faults.ack_before_replication) co_return r;
+    // This node's sessions must read what they wrote, and what the write saw: the proposal travelled ahead of the
+    // reply on the same connection, so this node normally holds it already (marked or not).
+    const uint64_t needed = std::max(r.version, r.prior_version);
+    if (Copy c = copy_of(key); (c.found ? c.tag : 0) >= needed) co_return r;
+    KvResult now = co_await resolve_at_leader(key);
+    if (now.status != Code::kOk && now.status != Code::kNotFound)
+      co_return WriteResult::failed(Code::kTimeout, "zab: the leader wrote it, but this node could not catch up (" +
+                                                        now.error + "); it may or may not have taken effect");
+    co_return r;
+  }
+  if (!ctx_.membership().in_sync())
+    co_return WriteResult::failed(Code::kUnavailable, "zab: the leader of the key's shard is recovering its copy");
+  co_return co_await turns_.in_turn(key, members_of(key).count() > 1, op, [&] { return write_at_leader(key, op); });
+}
+
+Task<WriteResult> ZabWorker::write_at_leader(const std::string& key, const Rmw& op) {
+  for (;;) {
+    Copy base = copy_of(key);
+    std::string why;
+    if (base.found && base.marked) {  // an earlier write no majority acknowledged to this node: it goes first
+      const bool committed = co_await commit(key, base.tag, base.value, &why);
+      if (!committed)
+        co_return WriteResult::failed(
+            Code::kUnavailable,
+            "zab: an earlier write of the key did not reach a majority (" + why + "); nothing was written");
+      continue;
+    }
+    const uint64_t base_tag = base.found ? base.tag : 0;
+    std::optional<std::string> current;
+    if (base.found && !tag_deleted(base.tag)) current = std::move(base.value);
+    const Applied a = apply_rmw(op, current);
+    if (a.status != Code::kOk || !a.write) co_return result_of(op, a, current, base_tag, 0);
+    const uint64_t ts = tag_ts(base_tag) + 1;
+    if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "zab: the key's tags are exhausted");
+    const uint64_t tag = pack_tag(ts, ctx_.self(), !a.new_value.has_value());
+    const std::string value = a.new_value.value_or(std::string());
+    const Installed here = install_copy(key, tag, value, false, base_tag);
+    if (here.status == Code::kAborted) continue;  // a copy arrived since it was read (recovery): evaluate again
+    if (here.status != Code::kOk) co_return WriteResult::failed(here.status, "zab: the store is full");
+    const WriteResult result = result_of(op, a, current, base_tag, tag);
+    const bool committed = co_await commit(key, tag, value, &why);
+    if (!committed)
+      co_return WriteResult::failed(
+          Code::kTimeout, "zab: no majority acknowledged the write (" + why + "); it may or may not have taken effect");
+    co_return result;
+  }
+}
+
+Task<bool> ZabWorker::commit(const std::string& key, uint64_t tag, const std::string& value, std::string* why) {
+  const Members m = members_of(key);
+  const bool stored = co_await store(key, m, tag, value, why);  // (the planted fault reports it at once)
+  if (!stored) co_return false;
+  unmark(key, tag);
+  rpc::Writer w;
+  w.bytes(key).put(tag);
+  for (uint16_t id : m.others)
+    if (auto conn = ctx_.peer(id)) (void)ctx_.rpc().send_oneway(*conn, msgs_.at(kCommit), w.span());
+  co_return true;
+}
+
+void ZabWorker::serve_commit(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const std::string key(rd.bytes(cluster::kMaxKeyBytes));
+  const auto tag = rd.get<uint64_t>();
+  if (!rd.done() || !from_member(in) || !replicates(key) || !valid_tag(tag) || in.peer_node != leader_of(key)) {
+    spdlog::warn("zab: a malformed COMMIT from node {} ignored", in.peer_node);
+    return;
+  }
+  unmark(key, tag);
+}
+
+}  // namespace rdx::replication::zab

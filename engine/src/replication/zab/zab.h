@@ -1,0 +1,84 @@
+#pragma once
+// ZAB (Junqueira, Reed and Serafini, DSN'11) as Odyssey runs it: a leader orders every write of its shard and
+// commits it once a majority of the members holds it; every member reads its own copy (sequentially consistent,
+// not linearizable).
+//  - The leader is the shard's first data member in topology order. Writes (every Rmw) are forwarded to it from any
+//    node. Its writes of a key take turns (KeyTurns) and are evaluated on its committed value; the new (tag, value)
+//    (tag: ts(base) + 1) is installed marked (not committed) at the leader and proposed to every other member (the
+//    quorum register's store: each installs it marked and acknowledges); once a majority holds it the leader
+//    unmarks it (commits), answers, and sends COMMIT to every other member, which unmarks it. A follower's loss
+//    therefore costs no pause: a majority still acknowledges.
+//  - Reads at any member: an unmarked copy is committed and answered locally through the worker's batched local
+//    reads. A member's copy can lag the leader's (a proposal on its way, or not yet acknowledged), so reads are
+//    sequentially consistent: a session sees its own writes and never goes back in a key's write order, but another
+//    node may still read an older value. For that, a write forwarded by a follower is reported only once the
+//    follower holds the version it created (and the one it saw), which the proposal ahead of the reply on the same
+//    connection normally guarantees; otherwise the follower resolves the key at the leader first.
+//  - A marked copy (a proposal whose COMMIT has not arrived, or a copy from recovery) is resolved at the leader
+//    (RESOLVE): the leader, in the key's turn, commits its copy if it is still marked (proposes it again to a
+//    majority) and answers its committed (tag, value), which the asker installs unmarked.
+//  - A proposal the leader could not get a majority for stays marked at the leader; its client hears "may or may
+//    not have taken effect", and the leader's next write or read of the key commits it first (it may have been
+//    acknowledged by a majority that the leader did not hear from).
+//  - Survives the loss of any member but the leader (Survives::kBackupLoss): leader election is not implemented
+//    yet, so while the leader is down its shard's writes fail and reads of marked keys fail.
+//  - A restarted member recovers as the quorum register's do (quorum_recovery.cc), copying from every other member;
+//    its copies are marked (the copies do not say whether they were committed), so its first read of each key
+//    resolves it at the leader. A restarted leader so holds every write a majority acknowledged.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "replication/marked_register.h"
+
+namespace rdx::replication::zab {
+
+std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env);
+
+enum Msg : uint16_t {
+  // one-way, from the leader: bytes key, u64 tag -> the receiver unmarks its copy if it holds that tag
+  kCommit = kFirstProtocolMsg,
+  // request, at the leader: bytes key -> kOk: u64 committed tag (0: never written), bytes value; kUnavailable while
+  // not in sync or when no majority acknowledged the key's marked copy
+  kResolve,
+  kForwarded,  // and the next: operations on keys of other shards (marked_register.h)
+};
+
+class ZabNode final : public MarkedNode {
+ public:
+  explicit ZabNode(const NodeEnv& env) : MarkedNode(env, "zab") {}
+  std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
+};
+
+class ZabWorker final : public MarkedWorker {
+ public:
+  ZabWorker(ZabNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) { find_leaders(); }
+  rpc::Task<cluster::KvResult> get(std::string key) override;
+  rpc::Task<WriteResult> write(std::string key, Rmw op) override;
+  void on_topology_change() override { find_leaders(); }
+
+ private:
+  // The leader of each shard (its first data member) and its members, from the topology: no work per operation.
+  void find_leaders();
+  uint16_t leader_of(std::string_view key) const { return leaders_[ctx_.topology().shard_of_key(key)]; }
+  bool leads(std::string_view key) const { return leader_of(key) == ctx_.self(); }
+
+  rpc::Task<WriteResult> write_at_leader(const std::string& key, const Rmw& op);
+  // At the leader: proposes (tag, value), which it holds marked, to every other member and commits it once a
+  // majority holds it (false, with `why`, when no majority acknowledged: it stays marked).
+  rpc::Task<bool> commit(const std::string& key, uint64_t tag, const std::string& value, std::string* why);
+  // The key's committed copy at the leader, committing a marked one first (in the key's turn).
+  rpc::Task<cluster::KvResult> resolve_here(const std::string& key);
+  // The same, asked of the leader; the answer is installed here unmarked.
+  rpc::Task<cluster::KvResult> resolve_at_leader(const std::string& key);
+
+  Code install(const std::string& key, uint64_t tag, std::string_view value) override;
+  Status start_marked() override;
+  void serve_commit(const rpc::Incoming& in);
+  void serve_resolve(const rpc::Incoming& in);
+
+  std::vector<uint16_t> leaders_;  // by shard
+};
+
+}  // namespace rdx::replication::zab
