@@ -62,7 +62,7 @@ std::string find_lincheck(const std::string& given) {
 
 }  // namespace
 
-int check_kv_history(const std::string& history, const std::string& lincheck, Summary& sum) {
+int check_kv_history(const std::string& history, const std::string& lincheck, bool sequential_reads, Summary& sum) {
   const std::string bin = find_lincheck(lincheck), html = history + ".html";
   // Arguments are paths this process chose or was given; quoted for the shell.
   auto quote = [](const std::string& s) {
@@ -70,7 +70,10 @@ int check_kv_history(const std::string& history, const std::string& lincheck, Su
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
   };
-  const std::string cmd = quote(bin) + " --html " + quote(html) + " " + quote(history);
+  const std::string cmd =
+      quote(bin) + (sequential_reads ? " --reads sequential" : "") + " --html " + quote(html) + " " + quote(history);
+  // What the summary names: the model checked (rdx-lincheck's words).
+  const char* model = sequential_reads ? "sequential-reads" : "linearizability";
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   if (p != nullptr) {
@@ -86,7 +89,7 @@ int check_kv_history(const std::string& history, const std::string& lincheck, Su
         "rdx-bench: the linearizability checker did not run ({} exited {}); build it with "
         "`cd engine/tools/lincheck && go build -o <dir of rdx-bench>/rdx-lincheck .` or pass --lincheck",
         bin, code);
-    sum.checker = Summary::Checker{"linearizability", false, 0, 0, "the checker (rdx-lincheck) did not run"};
+    sum.checker = Summary::Checker{model, false, 0, 0, "the checker (rdx-lincheck) did not run"};
     return 2;
   }
   const auto illegal = report.value("illegal", nlohmann::json::array());
@@ -94,14 +97,18 @@ int check_kv_history(const std::string& history, const std::string& lincheck, Su
   const uint64_t ops = report.value("operations", uint64_t{0});
   std::string first;
   if (!illegal.empty())
-    first = fmt::format("{} of {} keys not linearizable (first {}); visualization {}", illegal.size(),
-                        report.value("keys", 0), illegal.front().get<std::string>(), html);
+    first = fmt::format("{} of {} keys not {} (first {}); visualization {}", illegal.size(), report.value("keys", 0),
+                        sequential_reads ? "sequentially consistent" : "linearizable",
+                        illegal.front().get<std::string>(), html);
   else if (!undecided.empty())
     first = fmt::format("{} keys undecided within the checker's time limit", undecided.size());
-  fmt::print("linearizability: {} operations on {} keys ({} of unknown outcome): {}\n", ops, report.value("keys", 0),
-             report.value("unknown_outcome", 0), code == 0 ? "linearizable" : first);
-  sum.checker = Summary::Checker{"linearizability", code == 0, ops, illegal.size() + undecided.size(), first};
-  if (code != 0) spdlog::error("linearizability: {}", first);
+  fmt::print("{}: {} operations on {} keys ({} of unknown outcome): {}\n", model, ops, report.value("keys", 0),
+             report.value("unknown_outcome", 0),
+             code != 0          ? first
+             : sequential_reads ? "writes linearizable, reads sequentially consistent per session"
+                                : "linearizable");
+  sum.checker = Summary::Checker{model, code == 0, ops, illegal.size() + undecided.size(), first};
+  if (code != 0) spdlog::error("{}: {}", model, first);
   return code == 0 ? 0 : 3;
 }
 

@@ -41,6 +41,6 @@ Status write_kv_history(const std::string& path, const std::vector<std::vector<K
 // Runs rdx-lincheck (`lincheck`: a path; empty: next to this executable, then PATH) on `history`, with a failure's
 // visualization at `history`.html; fills the summary's checker. Returns 0 linearizable, 3 not (or undecided), 2
 // when the checker could not run.
-int check_kv_history(const std::string& history, const std::string& lincheck, Summary& sum);
+int check_kv_history(const std::string& history, const std::string& lincheck, bool sequential_reads, Summary& sum);
 
 }  // namespace rdx::bench

@@ -541,7 +541,7 @@ int run_kv(const Options& o, Summary& sum) {
       spdlog::error("rdx-bench: {}", ws.message());
       return 2;
     }
-    if (int hc = check_kv_history(o.history, o.lincheck, sum); hc != 0) rc = std::max(rc, hc);
+    if (int hc = check_kv_history(o.history, o.lincheck, o.sequential_reads, sum); hc != 0) rc = std::max(rc, hc);
   }
   if (!o.json_path.empty()) {
     std::ofstream(o.json_path) << out.dump(2) << "\n";

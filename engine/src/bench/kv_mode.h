@@ -33,11 +33,12 @@ struct KvOptions {
   uint64_t seed = 42;
   double connect_timeout_s = 30;
   double progress_interval_s = 0;
-  bool read_any = false;   // reads go to every replica of the key's shard in turn (--read-from any)
-  std::string history;     // record the load and the run here (rdx-lincheck's format) and check it
-  std::string lincheck;    // the checker binary (default: next to rdx-bench, then PATH)
-  bool write_any = false;  // writes go to every member of the key's shard in turn (--write-to any)
-  double rate = 0;         // target operations per second over all sessions (0: each session back to back)
+  bool read_any = false;          // reads go to every replica of the key's shard in turn (--read-from any)
+  std::string history;            // record the load and the run here (rdx-lincheck's format) and check it
+  std::string lincheck;           // the checker binary (default: next to rdx-bench, then PATH)
+  bool sequential_reads = false;  // check reads as sequentially consistent per session (--reads sequential: zab)
+  bool write_any = false;         // writes go to every member of the key's shard in turn (--write-to any)
+  double rate = 0;                // target operations per second over all sessions (0: each session back to back)
   // The kinds a write is drawn from, uniformly (--write-mix; set, incr, cas). With incr, values are decimal
   // integers (so an INCR applies to any value), not --value-size letters.
   std::vector<KvKind> write_mix = {KvKind::kSet};

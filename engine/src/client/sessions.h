@@ -7,8 +7,9 @@
 //    poll_all() every completed reply at its head. Synchronous form: run() issues and waits for the reply.
 //  - Sessions belong to one Client (one thread): issue, poll and run are called on that thread, and polling drives
 //    the client (its network and coroutines), as Odyssey's client threads and workers share the ROB.
-// Operations and what each does on rdx's replication protocols (primary-backup, abd, paxos; every one of them is
-// linearizable for every operation it offers, so the acquire/release variants need nothing more than the relaxed):
+// Operations and what each does on rdx's replication protocols (engine/src/replication/README.md: every one but zab
+// is linearizable for every operation it offers, so the acquire/release variants need nothing more than the relaxed;
+// zab's reads, relaxed and acquire alike, are sequentially consistent per session):
 //   relaxed read, acquire read    GET at a member of the key's shard (in turn)
 //   relaxed write, release write  PUT
 //   FAA                           the protocol's add (INCRBY's Rmw); kUnsupported where the protocol offers reads and

@@ -26,9 +26,11 @@ def lincheck_binary():
     return LINCHECK
 
 
-def lincheck(history, html=None, timeout="60s"):
-    """(exit status, report) of rdx-lincheck on `history`; with `html`, a failure's visualization goes there."""
-    cmd = [lincheck_binary(), "--timeout", timeout] + (["--html", html] if html else []) + [history]
+def lincheck(history, html=None, timeout="60s", reads="linearizable"):
+    """(exit status, report) of rdx-lincheck on `history`; with `html`, a failure's visualization goes there.
+    `reads`: what reads are checked for, as the protocol's registry line says (linearizable, or sequential: per
+    session, which the Redis tests pin to one node)."""
+    cmd = [lincheck_binary(), "--timeout", timeout, "--reads", reads] + (["--html", html] if html else []) + [history]
     # Porcupine's search can grow without bound on histories with many unknown outcomes: bounded here, so such a
     # history fails this test (exit by signal) instead of starving the machine.
     limit = 6 << 30

@@ -41,9 +41,9 @@ def test_unknown_transport_and_protocol_and_node(tmp_path):
     p = rdxd(tmp_path, t)
     assert p.returncode == 2 and "'smoke-signals' is not one of: tcp, verbs" in p.stderr + p.stdout
     t = base_topology()
-    t["replication"] = {"protocol": "zab"}
+    t["replication"] = {"protocol": "derecho"}
     p = rdxd(tmp_path, t)
-    assert p.returncode == 2 and "replication protocol 'zab' is not implemented" in p.stderr + p.stdout
+    assert p.returncode == 2 and "replication protocol 'derecho' is not implemented" in p.stderr + p.stdout
     p = rdxd(tmp_path, base_topology(), node="n7")
     assert p.returncode == 2 and "node 'n7' is not in the topology" in p.stderr + p.stdout
     p = subprocess.run([RDXD, "--config", "/nonexistent.json"], capture_output=True, text=True, timeout=10)

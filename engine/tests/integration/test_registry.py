@@ -78,7 +78,7 @@ def test_crd_refuses_transactions_over_protocols_that_do_not_carry_them():
 
 
 def test_rdxd_refuses_an_unregistered_protocol_naming_what_exists(tmp_path):
-    topo = {"cluster": "t", "epoch": 1, "replication": {"protocol": "zab"},
+    topo = {"cluster": "t", "epoch": 1, "replication": {"protocol": "derecho"},
             "shards": [{"id": 0, "members": ["n0"]}], "nodes": [{"name": "n0", "host": "127.0.0.1", "port": 7999}]}
     path = tmp_path / "topology.json"
     path.write_text(json.dumps(topo))
@@ -87,4 +87,4 @@ def test_rdxd_refuses_an_unregistered_protocol_naming_what_exists(tmp_path):
     log = p.stdout + p.stderr
     assert p.returncode == 2, log
     available = ", ".join(e["name"] for e in registered()["replication"])
-    assert "replication protocol 'zab' is not implemented" in log and f"(available: {available})" in log, log
+    assert "replication protocol 'derecho' is not implemented" in log and f"(available: {available})" in log, log

@@ -28,9 +28,10 @@ Status create(const cluster::Topology& t) {
 
 TEST(Node, RefusesProtocolsThisBuildDoesNotImplementNamingTheOnesItHas) {
   EXPECT_TRUE(create(topology("primary-backup", "dnl4", "rpc")).is_ok());
-  Status rep = create(topology("zab", "dnl4", "rpc"));
+  Status rep = create(topology("derecho", "dnl4", "rpc"));
   EXPECT_EQ(rep.code(), Code::kUnsupported);
-  EXPECT_NE(rep.message().find("replication protocol 'zab' is not implemented"), std::string::npos) << rep.message();
+  EXPECT_NE(rep.message().find("replication protocol 'derecho' is not implemented"), std::string::npos)
+      << rep.message();
   EXPECT_NE(rep.message().find("primary-backup"), std::string::npos) << rep.message();
   Status cc = create(topology("primary-backup", "mvcc", "rpc"));
   EXPECT_EQ(cc.code(), Code::kUnsupported);
