@@ -62,7 +62,7 @@ type TxCluster struct {
 // TxClusterSpec is the desired state of a TxCluster.
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
-// +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
+// +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq', 'zab']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
 // +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocol occ only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
 // +kubebuilder:validation:XValidation:rule="!has(self.transport.onesidedPhases) || self.transport.primitives == 'hybrid'",messageExpression="'transport.onesidedPhases chooses the phases of primitives hybrid, and primitives is ' + self.transport.primitives + ' (remove it, or set primitives to hybrid)'",fieldPath=".transport.onesidedPhases"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
@@ -370,8 +370,8 @@ type TransactionsSpec struct {
 	// RCC's two-phase-locking protocols nowait or waitdie (each read locks its key at the primary; a held key aborts
 	// the transaction, or under waitdie waits for a younger holder), RCC's occ (optimistic reads, one-sided with
 	// transport.primitives onesided or hybrid; commit as dnl4), or none (no transactions: MULTI/EXEC and
-	// multi-key commands are refused, single-key commands run; required by replication protocols abd, paxos, hermes
-	// and craq), written verbatim to topology txn.protocol.
+	// multi-key commands are refused, single-key commands run; required by replication protocols abd, paxos, hermes,
+	// craq and zab), written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`
@@ -388,7 +388,7 @@ type TransactionsSpec struct {
 }
 
 // ReplicationProtocol is a replication protocol inside a shard that rdxd implements.
-// +kubebuilder:validation:Enum=primary-backup;abd;paxos;hermes;craq
+// +kubebuilder:validation:Enum=primary-backup;abd;paxos;hermes;craq;zab
 type ReplicationProtocol string
 
 const (
@@ -407,6 +407,11 @@ const (
 	// write, its tail commits it; any member reads a clean key locally; the chain needs every member, so a member's
 	// loss stops its shard's writes; single keys only.
 	ReplicationCRAQ ReplicationProtocol = "craq"
+	// ReplicationZAB: ZAB (Odyssey's): the shard's leader, its first member, orders every write and commits it once a
+	// majority of the members holds it; every member reads its own committed copy, so reads are sequentially
+	// consistent, not linearizable; a follower's loss costs no pause, but leader election is not implemented yet, so
+	// the leader's loss stops its shard's writes; single keys only.
+	ReplicationZAB ReplicationProtocol = "zab"
 )
 
 // ReplicationSpec configures replication inside each shard.
@@ -428,6 +433,13 @@ type ReplicationSpec struct {
 	// it. Every member answers reads of a clean key itself and asks the tail about a key with a write in flight.
 	// Every member must be up for writes: while a member is down or restarting (a rolling update too) its shard's
 	// writes fail (so do reads of a key with a write in flight while the tail is down); no transactions
+	// (transactions.protocol must be none).
+	// `zab`: the shard's leader (its first member) orders every write (every single-key command, forwarded to it
+	// from any member) and commits it once a majority of the members holds it. Every member answers reads from its
+	// own committed copy without a round trip, so reads are sequentially consistent per client session (a session
+	// sees its own writes and never goes back), not linearizable: another member may still return an older value.
+	// A follower's loss costs no pause (a majority still acknowledges); leader election is not implemented yet, so
+	// while the leader is down or restarting (a rolling update too) its shard's writes fail; no transactions
 	// (transactions.protocol must be none).
 	// Written to topology replication.protocol.
 	// +optional

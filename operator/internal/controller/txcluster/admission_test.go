@@ -38,14 +38,14 @@ func unimplemented() []refusal {
 			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
 			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "none"`, p)})
 	}
-	for _, p := range []string{"zab", "multipaxos", "derecho", "allaboard", "cht", "chtmultileader"} {
+	for _, p := range []string{"multipaxos", "derecho", "allaboard", "cht", "chtmultileader"} {
 		cases = append(cases, refusal{"repl-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = rdxv1.ReplicationProtocol(p) },
-			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup", "abd", "paxos", "hermes", "craq"`, p)})
+			fmt.Sprintf(`spec.replication.protocol: Unsupported value: %q: supported values: "primary-backup", "abd", "paxos", "hermes", "craq", "zab"`, p)})
 	}
-	// Families and keys: abd, paxos, hermes and craq carry no transactions, so a TxCluster with one must run none.
+	// Families and keys: abd, paxos, hermes, craq and zab carry no transactions, so a TxCluster with one must run none.
 	for _, p := range []rdxv1.ReplicationProtocol{rdxv1.ReplicationABD, rdxv1.ReplicationPaxos, rdxv1.ReplicationHermes,
-		rdxv1.ReplicationCRAQ} {
+		rdxv1.ReplicationCRAQ, rdxv1.ReplicationZAB} {
 		cases = append(cases, refusal{string(p) + "-with-transactions",
 			func(c *rdxv1.TxCluster) { c.Spec.Replication.Protocol = p },
 			fmt.Sprintf("replication.protocol %s replicates single keys only: it cannot carry transactions (set "+
