@@ -28,15 +28,17 @@ import (
 
 // Report is what rdx-lincheck prints.
 type Report struct {
-	OK             bool           `json:"ok"`
-	Model          string         `json:"model"` // what was checked: "linearizability" or "sequential reads"
-	Operations     int            `json:"operations"`
-	UnknownOutcome int            `json:"unknown_outcome"` // operations recorded without an end
-	Keys           int            `json:"keys"`
-	Illegal        []string       `json:"illegal"`   // keys whose history violates the model
-	Undecided      []string       `json:"undecided"` // keys the search did not finish within the timeout
-	Visualization  *Visualization `json:"visualization,omitempty"`
-	Seconds        float64        `json:"seconds"`
+	OK             bool     `json:"ok"`
+	Model          string   `json:"model"` // what was checked: "linearizability" or "sequential reads"
+	Operations     int      `json:"operations"`
+	UnknownOutcome int      `json:"unknown_outcome"` // operations recorded without an end
+	Keys           int      `json:"keys"`
+	Illegal        []string `json:"illegal"`   // keys whose history violates the model
+	Undecided      []string `json:"undecided"` // keys the search did not finish within the timeout
+	// With a model a stronger one implies (sequential reads): the keys whose histories the stronger one accepted.
+	AcceptedByStronger *int           `json:"linearizable_keys,omitempty"`
+	Visualization      *Visualization `json:"visualization,omitempty"`
+	Seconds            float64        `json:"seconds"`
 }
 
 // Visualization says what the HTML file shows: the shortest failing prefix of one key's history.
@@ -122,7 +124,18 @@ func Check(ops []Op, model Consistency, timeout time.Duration) Report {
 		byKey[ops[i].Key] = append(byKey[ops[i].Key], operation(&ops[i]))
 	}
 	r.Keys = len(byKey)
+	if model.ImpliedBy != nil {
+		r.AcceptedByStronger = new(int)
+	}
 	for key, history := range byKey {
+		if model.ImpliedBy != nil {
+			// A share of the budget: a stronger model's search fails fast on most histories it rejects.
+			stronger := model.ImpliedBy.Model(history)
+			if porcupine.CheckOperationsTimeout(stronger, history, min(timeout/4, 10*time.Second)) == porcupine.Ok {
+				*r.AcceptedByStronger++
+				continue
+			}
+		}
 		switch porcupine.CheckOperationsTimeout(model.Model(history), history, timeout) {
 		case porcupine.Illegal:
 			r.Illegal = append(r.Illegal, key)
