@@ -282,8 +282,8 @@ phases: [run], duration: 150s, resources: {requests: {cpu: 100m, memory: 128Mi},
 	}
 	// The run lasts 150 s so the target is deleted mid-run even when the status shows throughput late (CI runs on a
 	// loaded machine saw it 20 s into a 20 s run and 62 s into a 60 s one, after the operator lost its leader lease
-	// to a slow API server and restarted), and ends, failed, well within waitBench's 6 minutes: rdx-bench reports the
-	// lost target's errors when its run ends (a 600 s run outlasted the wait).
+	// to a slow API server and restarted). It ends, failed, about 30 s after the deletion: rdx-bench gives up once no
+	// operation completed for --give-up-after (30 s by default) and reports the lost target's errors.
 	env.Eventually(t, "Benchmark lost running with throughput", benchTimeout, func(ctx context.Context) error {
 		st, err := getBench(ctx, env, ns, "lost")
 		if err != nil {
@@ -299,10 +299,12 @@ phases: [run], duration: 150s, resources: {requests: {cpu: 100m, memory: 128Mi},
 		metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		t.Fatal(err)
 	}
+	deleted := time.Now()
 	st := waitBench(t, env, ns, "lost", "Failed")
 	msg := readyMessage(st)
-	env.Logf(t, "Benchmark lost: %s", msg)
-	if !strings.Contains(msg, "Job lost-t0-run-1 failed") || !strings.Contains(msg, "UNAVAILABLE") {
+	env.Logf(t, "Benchmark lost: %s (Failed %.0f s after the deletion)", msg, time.Since(deleted).Seconds())
+	if !strings.Contains(msg, "Job lost-t0-run-1 failed") || !strings.Contains(msg, "UNAVAILABLE") ||
+		!strings.Contains(msg, "--give-up-after") {
 		t.Fatalf("Ready condition %q does not carry the Job's error", msg)
 	}
 	if st.Checker != nil && st.Checker.Verdict == "Fail" {

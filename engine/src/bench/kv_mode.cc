@@ -62,6 +62,30 @@ std::string make_value(uint64_t key, std::mt19937_64& rng, const Options& o) {
   return v;
 }
 
+// --give-up-after: the run stops early once no operation of any session completed for that long (a target that
+// went away, or an outage longer than the user accepts), instead of failing operations until --duration ends.
+class StallWatch {
+ public:
+  explicit StallWatch(double give_up_s) : limit_ns_(static_cast<int64_t>(give_up_s * 1e9)), last_ns_(now_ns()) {}
+  void completed() { last_ns_.store(now_ns(), std::memory_order_relaxed); }
+  // True once the run has given up (every session then stops).
+  bool gave_up() {
+    if (gave_up_.load(std::memory_order_relaxed)) return true;
+    if (limit_ns_ == 0 || now_ns() - last_ns_.load(std::memory_order_relaxed) < limit_ns_) return false;
+    gave_up_.store(true, std::memory_order_relaxed);
+    return true;
+  }
+  bool has_given_up() const { return gave_up_.load(std::memory_order_relaxed); }
+
+ private:
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
+  const int64_t limit_ns_;  // 0: never
+  std::atomic<int64_t> last_ns_;
+  std::atomic<bool> gave_up_{false};
+};
+
 // --rate: a session issues an operation every sessions / rate seconds (from a random phase, so the sessions do
 // not issue together), or as soon as its previous one completed when that took longer. A session that fell more
 // than one interval behind drops the backlog instead of issuing a burst. Latency is measured from the issue.
@@ -175,9 +199,9 @@ KvOp next_op(ThreadState& st, const Options& o, KeyChooser& chooser, uint32_t cl
 }
 
 Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
-                   Clock::time_point end, uint32_t client) {
+                   Clock::time_point end, uint32_t client, StallWatch& stall) {
   Pacer pacer(o, st.rng);
-  while (Clock::now() < end) {
+  while (Clock::now() < end && !stall.gave_up()) {
     if (auto wait = pacer.wait()) co_await c.sched().sleep_for(*wait);
     KvOp op = next_op(st, o, chooser, client);
     const bool read = op.kind == KvKind::kGet;
@@ -189,6 +213,7 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
     if (!d.completed && st.errors[d.status]++ == 0)
       spdlog::warn("first {} error of this thread ({}): {}", code_name(d.status), read ? "read" : "write", d.error);
     if (!d.completed) continue;  // throughput and latency count completed operations; errors are counted above
+    stall.completed();
     st.progress.fetch_add(1, std::memory_order_relaxed);
     remember_acked(st, op.key, d);
     if (t0 < start) continue;  // warm-up
@@ -456,12 +481,14 @@ int run_kv(const Options& o, Summary& sum) {
   if (nload_errors > 0) spdlog::error("load: {}", describe_errors(load_errors));
 
   uint64_t nerrors = 0;
+  bool gave_up = false;  // --give-up-after stopped the run
   if (!o.no_run) {
     sum.stage = "run";
     KeyChooser proto_chooser(o.keys, o.dist == "zipfian", o.theta);
     auto start = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.warmup_s * 1000));
     auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.duration_s * 1000));
     auto run_t0 = Clock::now();
+    StallWatch stall(o.give_up_after_s);
     progress.begin("running", o.warmup_s + o.duration_s, ops_done);  // the warm-up is part of the stage
     phase([&](client::Client& c, ThreadState& st, uint16_t t) {
       st.rng.seed(o.seed * 104729 + t);
@@ -469,12 +496,15 @@ int run_kv(const Options& o, Summary& sum) {
       st.active = static_cast<int>(o.outstanding);
       auto s = std::max(start, Clock::now());
       for (uint32_t i = 0; i < o.outstanding; ++i)
-        rpc::spawn(op_loop(c, st, o, chooser, s, end, t * o.outstanding + i));
+        rpc::spawn(op_loop(c, st, o, chooser, s, end, t * o.outstanding + i, stall));
       while (st.active > 0) c.run_once();
     });
     progress.end();
     if (failed_connect.load() > 0) return 1;
-    double measured = std::chrono::duration<double>(end - std::max(start, run_t0)).count();
+    gave_up = stall.has_given_up();
+    // Measured up to where the sessions stopped: the end, or when the run gave up (at least a moment, for the rates).
+    const auto stopped = gave_up ? std::max(Clock::now(), start + std::chrono::milliseconds(1)) : end;
+    double measured = std::chrono::duration<double>(stopped - std::max(start, run_t0)).count();
 
     Histogram reads, writes;
     uint64_t nreads = 0, nwrites = 0;
@@ -503,7 +533,15 @@ int run_kv(const Options& o, Summary& sum) {
     out["latency"] = latency_json(all);
     out["errors"] = {{"total", nerrors}};
     for (auto& [c, n] : errors) out["errors"][code_name(c)] = n;
-    if (nerrors > 0) spdlog::error("run: {}", describe_errors(errors));
+    if (gave_up) {
+      out["gave_up_after_s"] = o.give_up_after_s;
+      spdlog::error(
+          "run: stopped {:.1f} s into a {:.0f} s run: no operation completed for {:.0f} s (--give-up-after); {}",
+          std::chrono::duration<double>(Clock::now() - run_t0).count(), o.warmup_s + o.duration_s, o.give_up_after_s,
+          describe_errors(errors));
+    } else if (nerrors > 0) {
+      spdlog::error("run: {}", describe_errors(errors));
+    }
 
     sum.duration_s = measured;
     sum.throughput = tput;
@@ -527,7 +565,7 @@ int run_kv(const Options& o, Summary& sum) {
   for (auto& st : states)
     for (auto& [k, a] : st.acked)
       if (a.version > acked[k].version) acked[k] = a;
-  int rc = nerrors > 0 || nload_errors > 0 ? 1 : 0;
+  int rc = nerrors > 0 || nload_errors > 0 || gave_up ? 1 : 0;
   if (!o.save_acked.empty() && !save_acked_file(o.save_acked, acked)) rc = 2;
   if (o.verify_acked) {
     progress.begin("checking", 0, ops_done);

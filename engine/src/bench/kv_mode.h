@@ -19,6 +19,7 @@ struct KvOptions {
   uint32_t outstanding = 16;
   double duration_s = 10;
   double warmup_s = 1;
+  double give_up_after_s = 30;  // stop the run once no operation completed for this long (0: never)
   uint64_t keys = 100000;
   uint32_t value_size = 32;
   double read_ratio = 0.5;

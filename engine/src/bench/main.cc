@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--duration", o.duration_s, "measured seconds")->check(CLI::Range(0.1, 86400.0));
   app.add_option("--warmup", o.warmup_s, "seconds before measuring")->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--give-up-after", o.give_up_after_s,
+                 "kv: stop the run (exit 1) once no operation completed for this many seconds (0: run to the end)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--keys", o.keys, "key count")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
   app.add_option("--value-size", o.value_size, "value bytes")->check(CLI::Range(1, 60000));
   app.add_option("--read-ratio", o.read_ratio, "fraction of reads")->check(CLI::Range(0.0, 1.0));

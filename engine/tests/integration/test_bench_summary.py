@@ -6,6 +6,7 @@ import json
 import os
 import struct
 import subprocess
+import threading
 import time
 
 from conftest import BIN, run
@@ -156,6 +157,26 @@ def test_unreachable_cluster_still_writes_a_summary(tmp_path):
     # A topology that cannot be read: exit 2, the reason in the summary.
     p, s = bench(str(tmp_path / "missing.json"), check=False)
     assert p.returncode == 2 and "cannot read topology file" in s["error"], s
+
+
+def test_kv_run_gives_up_once_no_operation_completes(cluster):
+    """A target that goes away mid-run (the Benchmark controller's "lost" case): the run stops --give-up-after seconds
+    after the last completed operation, not when --duration ends, and says why."""
+    cluster.up(nodes=3)
+    killer = threading.Timer(2.0, lambda: [cluster.kill(n) for n in ("n0", "n1", "n2")])
+    killer.start()
+    t0 = time.time()
+    try:
+        p, s = bench(cluster, "--load", "--keys", "200", "--duration", "120", "--warmup", "0", "--threads", "1",
+                     "--outstanding", "2", "--give-up-after", "2", check=False, timeout=60)
+    finally:
+        killer.join()
+    took = time.time() - t0
+    assert took < 30, f"ran {took:.1f} s: it should stop about 2 s after the cluster went away"
+    assert p.returncode == 1 and not s["ok"], s
+    assert "no operation completed for 2 s (--give-up-after)" in s["error"], s
+    assert "operations failed" in s["error"], s
+    assert s["committed"] > 0 and 1.0 < s["duration_s"] < 30, s
 
 
 def test_bad_combinations_exit_2_and_run_nothing(tmp_path):
