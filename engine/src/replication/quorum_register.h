@@ -158,6 +158,8 @@ class QuorumWorker : public ReplicationProtocol {
   // store's version range, a node that exists).
   bool valid_tag(uint64_t tag) const;
   std::string_view protocol() const { return node_.protocol(); }
+  // Copies every record `source` holds (install()), as recovery does; false when a page failed (try again).
+  rpc::Task<bool> copy_from(uint16_t source);
 
   QuorumNode& node_;
   cluster::WorkerContext& ctx_;
@@ -172,7 +174,6 @@ class QuorumWorker : public ReplicationProtocol {
 
   // quorum_recovery.cc
   rpc::Task<bool> recover_once();
-  rpc::Task<bool> copy_from(uint16_t source);
 
   CopySessions<TablePager> copies_;  // the copies this node serves to recovering members
   uint64_t copies_started_ = 0;      // the copies this node asked for (session ids)

@@ -53,7 +53,13 @@ Task<KvResult> ZabWorker::get(std::string key) {
   if (!ctx_.membership().in_sync())
     co_return KvResult::failed(Code::kUnavailable, "zab: this node is recovering its copy of the shard");
   cluster::Read fast = co_await ctx_.local_reads().read(key, cluster::ReadMode::kCommitted);
-  if (fast.status == Code::kNotFound) co_return KvResult::failed(Code::kNotFound, {});
+  if (fast.status == Code::kNotFound) {
+    if (zab_.catching_up() && !leads(key)) {  // the key may have been created while the link was broken
+      KvResult r = co_await resolve_at_leader(key);
+      co_return r;
+    }
+    co_return KvResult::failed(Code::kNotFound, {});
+  }
   if (fast.status == Code::kOk) co_return as_read(fast.version, std::move(fast.value));
   Copy c = copy_of(key);  // marked (kBusy), or changed since
   if (!c.found || !c.marked) co_return as_read(c.found ? c.tag : 0, std::move(c.value));
@@ -130,6 +136,66 @@ void ZabWorker::serve_resolve(const rpc::Incoming& in) {
     w.put(r.version).bytes(r.value);
     self->ctx_.rpc().respond(to, Code::kOk, w.span());
   }(this, in.reply_to(), std::move(key)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Catching up after a broken link to the leader (zab.h).
+
+std::optional<uint16_t> ZabWorker::own_leader() const {
+  const cluster::Topology& t = ctx_.topology();
+  const cluster::NodeSpec& self = t.nodes[ctx_.self()];
+  if (self.role != cluster::Role::kData || self.shard < 0) return std::nullopt;
+  const uint16_t leader = leaders_[static_cast<size_t>(self.shard)];
+  if (leader == kNoLeader || leader == ctx_.self()) return std::nullopt;
+  return leader;
+}
+
+void ZabWorker::on_peer_lost(uint16_t node) {
+  MarkedWorker::on_peer_lost(node);
+  if (own_leader() == node) lost_leader_ = true;
+}
+
+void ZabWorker::tick_protocol() {
+  if (const auto leader = own_leader()) {
+    if (!ctx_.peer(*leader) || ctx_.membership().suspected(*leader)) {
+      lost_leader_ = lost_leader_ || leader_was_up_;  // (not before the first connection: nothing was missed)
+      leader_was_up_ = false;
+    } else {
+      leader_was_up_ = true;
+      if (lost_leader_) {
+        lost_leader_ = false;
+        spdlog::info("zab: {} answers again; catching up with what it proposed meanwhile",
+                     ctx_.topology().nodes[*leader].name);
+        zab_.request_catch_up();
+      }
+    }
+  }
+  if (ctx_.worker_index() == 0 && !catching_up_here_ && zab_.take_catch_up_request()) {
+    if (const auto leader = own_leader()) {
+      catching_up_here_ = true;
+      rpc::spawn(catch_up(*leader));
+    } else {
+      zab_.caught_up();
+    }
+  }
+}
+
+Task<void> ZabWorker::catch_up(uint16_t leader) {
+  for (;;) {
+    // Not in sync: recovery copies the whole shard anyway. Otherwise a copy from the leader, tried until it works or
+    // the leader changes (another request then starts over).
+    bool copied = true;
+    if (ctx_.membership().in_sync() && own_leader() == leader) copied = co_await copy_from(leader);
+    if (copied || ctx_.membership().stopping()) break;
+    co_await ctx_.sched().sleep_for(std::chrono::milliseconds(200));
+  }
+  if (!zab_.take_catch_up_request()) {
+    zab_.caught_up();
+    spdlog::info("zab: caught up with {}", ctx_.topology().nodes[leader].name);
+  } else {
+    zab_.request_catch_up();  // the link broke again meanwhile: once more
+  }
+  catching_up_here_ = false;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -22,11 +22,18 @@
 //    acknowledged by a majority that the leader did not hear from).
 //  - Survives the loss of any member but the leader (Survives::kBackupLoss): leader election is not implemented
 //    yet, so while the leader is down its shard's writes fail and reads of marked keys fail.
+//  - A follower whose link to the leader broke (a lost connection, or a leader its failure detector suspected) may
+//    have missed proposals, which nobody sends again: without more, it would read its old copy of those keys until
+//    they are written again. Once the leader answers again, it catches up: it copies the leader's records (newer
+//    tags install marked, so the next read of each resolves at the leader), and until that copy is done, a read of
+//    a key it does not hold asks the leader too (the key may have been created meanwhile).
 //  - A restarted member recovers as the quorum register's do (quorum_recovery.cc), copying from every other member;
 //    its copies are marked (the copies do not say whether they were committed), so its first read of each key
 //    resolves it at the leader. A restarted leader so holds every write a majority acknowledged.
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,14 +56,30 @@ class ZabNode final : public MarkedNode {
  public:
   explicit ZabNode(const NodeEnv& env) : MarkedNode(env, "zab") {}
   std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
+
+  // Catching up with the leader after a broken link (zab.h): asked by any worker, done by worker 0.
+  void request_catch_up() {
+    catching_up_.store(true, std::memory_order_release);
+    catch_up_requested_.store(true, std::memory_order_release);
+  }
+  bool take_catch_up_request() { return catch_up_requested_.exchange(false, std::memory_order_acq_rel); }
+  bool catching_up() const { return catching_up_.load(std::memory_order_acquire); }
+  void caught_up() { catching_up_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> catching_up_{false};  // reads of keys absent here ask the leader
+  std::atomic<bool> catch_up_requested_{false};
 };
 
 class ZabWorker final : public MarkedWorker {
  public:
-  ZabWorker(ZabNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded) { find_leaders(); }
+  ZabWorker(ZabNode& node, cluster::WorkerContext& ctx) : MarkedWorker(node, ctx, kForwarded), zab_(node) {
+    find_leaders();
+  }
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
   void on_topology_change() override { find_leaders(); }
+  void on_peer_lost(uint16_t node) override;
 
  private:
   // The leader of each shard (its first data member) and its members, from the topology: no work per operation.
@@ -73,12 +96,22 @@ class ZabWorker final : public MarkedWorker {
   // The same, asked of the leader; the answer is installed here unmarked.
   rpc::Task<cluster::KvResult> resolve_at_leader(const std::string& key);
 
+  // The leader of this node's own shard when this node follows it (nullopt: it leads, or is no data member).
+  std::optional<uint16_t> own_leader() const;
+  // Every tick: a follower whose link to its leader broke asks for a catch-up once the leader answers again.
+  void tick_protocol() override;
+  rpc::Task<void> catch_up(uint16_t leader);
+
   Code install(const std::string& key, uint64_t tag, std::string_view value) override;
   Status start_marked() override;
   void serve_commit(const rpc::Incoming& in);
   void serve_resolve(const rpc::Incoming& in);
 
+  ZabNode& zab_;
   std::vector<uint16_t> leaders_;  // by shard
+  bool lost_leader_ = false;       // this worker saw its link to the leader of its own shard break
+  bool leader_was_up_ = false;     // at the last tick, the leader was connected and not suspected
+  bool catching_up_here_ = false;  // worker 0 runs catch_up
 };
 
 }  // namespace rdx::replication::zab
