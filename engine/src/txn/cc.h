@@ -49,7 +49,6 @@ enum class Phase : uint8_t {
 inline constexpr uint32_t phase_bit(Phase p) { return uint32_t{1} << static_cast<uint8_t>(p); }
 // Phase names in the topology (transport.onesided_phases) and rdxd --list: read, lock, validate, log, commit,
 // release, renew, input_broadcast, value_forward.
-std::string_view phase_name(Phase p);
 std::optional<Phase> phase_named(std::string_view name);
 // The names of the phases in `bits`, in Phase order.
 std::vector<std::string> phase_names(uint32_t bits);

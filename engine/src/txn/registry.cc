@@ -33,8 +33,6 @@ constexpr std::array<std::string_view, 9> kPhaseNames = {
     "read", "lock", "validate", "log", "commit", "release", "renew", "input_broadcast", "value_forward"};
 }  // namespace
 
-std::string_view phase_name(Phase p) { return kPhaseNames[static_cast<size_t>(p)]; }
-
 std::optional<Phase> phase_named(std::string_view name) {
   for (size_t i = 0; i < kPhaseNames.size(); ++i)
     if (kPhaseNames[i] == name) return static_cast<Phase>(i);

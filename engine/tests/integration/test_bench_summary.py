@@ -190,6 +190,9 @@ def test_bad_combinations_exit_2_and_run_nothing(tmp_path):
         (["--workload", "smallbank", "--progress-interval", "61"], "--progress-interval must be 0 (off)"),
         (["--progress-interval", "-1"], "--progress-interval must be 0 (off)"),
         (["--workload", "smallbank", "--load", "--no-run", "--history", str(tmp_path / "h")], "--history records a run"),
+        (["--reads", "sequential"], "--reads says how --workload kv --history checks its reads: it needs both"),
+        (["--workload", "smallbank", "--reads", "sequential", "--history", str(tmp_path / "h")],
+         "--reads says how --workload kv --history checks its reads"),
     ]
     for args, why in cases:
         out = str(tmp_path / "out.json")
@@ -201,6 +204,8 @@ def test_bad_combinations_exit_2_and_run_nothing(tmp_path):
     # A command line CLI11 refuses still leaves a summary saying why.
     p, s = bench(topo, "--threads", "0", check=False)
     assert p.returncode != 0 and not s["ok"] and "--threads" in s["error"], s
+    p, s = bench(topo, "--reads", "causal", check=False)
+    assert p.returncode != 0 and not s["ok"] and "--reads" in s["error"], s
 
 
 # --- kBenchProgress, spoken by hand: a bad payload is refused, nothing crashes ---------------------------------------
