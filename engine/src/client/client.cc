@@ -125,13 +125,14 @@ bool Client::never_sent(const WriteResult& r) {
   return r.status == Code::kUnavailable && r.error.starts_with(kNotConnected);
 }
 
-uint16_t Client::route(std::string_view key, bool any_member) {
+uint16_t Client::route(std::string_view key, const Route& r) {
   const cluster::Topology& t = ct_.topology();
   const uint32_t shard = t.shard_of_key(key);
   const auto& members = t.shards[shard].members;
-  if (any_member) {
+  if (r.any_member) {
+    const size_t first = r.slot ? *r.slot : pick_++;
     for (size_t tries = 0; tries < members.size(); ++tries) {
-      const uint16_t m = members[pick_++ % members.size()];
+      const uint16_t m = members[(first + tries) % members.size()];
       if (up(m)) return m;
     }
   }
@@ -167,29 +168,29 @@ Task<KvResult> Client::call(uint16_t node, rpc::MsgType type, std::string payloa
   co_return r;
 }
 
-Task<KvResult> Client::get(std::string key, bool any_member) {
+Task<KvResult> Client::get(std::string key, Route to) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(route(key, any_member), cluster::kKvGet, w.data());
+  co_return co_await call(route(key, to), cluster::kKvGet, w.data());
 }
 
-Task<KvResult> Client::put(std::string key, std::string value, bool any_member) {
+Task<KvResult> Client::put(std::string key, std::string value, Route to) {
   rpc::Writer w;
   w.bytes(key).bytes(value);
-  co_return co_await call(route(key, any_member), cluster::kKvPut, w.data());
+  co_return co_await call(route(key, to), cluster::kKvPut, w.data());
 }
 
-Task<KvResult> Client::remove(std::string key, bool any_member) {
+Task<KvResult> Client::remove(std::string key, Route to) {
   rpc::Writer w;
   w.bytes(key);
-  co_return co_await call(route(key, any_member), cluster::kKvDel, w.data());
+  co_return co_await call(route(key, to), cluster::kKvDel, w.data());
 }
 
-Task<WriteResult> Client::write(std::string key, replication::Rmw op, bool any_member) {
+Task<WriteResult> Client::write(std::string key, replication::Rmw op, Route to) {
   rpc::Writer w;
   w.bytes(key);
   op.encode(w);
-  rpc::Response resp = co_await request(route(key, any_member), cluster::kKvWrite, std::string(w.data()));
+  rpc::Response resp = co_await request(route(key, to), cluster::kKvWrite, std::string(w.data()));
   if (resp.status != Code::kOk) co_return WriteResult::failed(resp.status, std::move(resp.payload));
   rpc::Reader rd(resp.payload);
   WriteResult r;

@@ -61,15 +61,27 @@ class Client {
   }
 
   // Sent to the key's primary, or with `any_member` to the members of its shard in turn (among those this client
-  // is connected to). A backup answers a read from its copy when the cluster allows local backup reads; what a
-  // member does with a write is the replication protocol's (primary-backup forwards it to the primary, the
-  // leaderless protocols coordinate it there).
-  rpc::Task<KvResult> get(std::string key, bool any_member = false);
-  rpc::Task<KvResult> put(std::string key, std::string value, bool any_member = false);
-  rpc::Task<KvResult> remove(std::string key, bool any_member = false);
+  // is connected to), or with a sticky route to one member per slot. A backup answers a read from its copy when
+  // the cluster allows local backup reads; what a member does with a write is the replication protocol's
+  // (primary-backup forwards it to the primary, the leaderless protocols coordinate it there).
+  struct Route {
+    bool any_member = false;
+    std::optional<uint32_t> slot;  // with any_member: member slot % members (the next connected one when it is down)
+    Route(bool any = false) : any_member(any) {}  // NOLINT(google-explicit-constructor): the flag it extends
+    // One member for every request of `slot`: a session stays on one node, as a protocol whose reads are
+    // sequentially consistent per node (zab) needs for a session to read its own writes.
+    static Route sticky(uint32_t slot) {
+      Route r(true);
+      r.slot = slot;
+      return r;
+    }
+  };
+  rpc::Task<KvResult> get(std::string key, Route route = {});
+  rpc::Task<KvResult> put(std::string key, std::string value, Route route = {});
+  rpc::Task<KvResult> remove(std::string key, Route route = {});
   // Any single-key write, read-modify-writes included (FAA, compare-and-set, ...), as one operation of the
   // cluster's replication protocol; its status is kUnsupported when the protocol does not offer it (nothing written).
-  rpc::Task<WriteResult> write(std::string key, Rmw op, bool any_member = false);
+  rpc::Task<WriteResult> write(std::string key, Rmw op, Route route = {});
 
   // One iteration: poll the network, resume ready coroutines, flush. Blocks up to `idle_wait` when nothing happened
   // for a while (so clients do not burn a core while waiting).
@@ -86,7 +98,7 @@ class Client {
   rpc::Task<KvResult> call(uint16_t node, rpc::MsgType type, std::string payload);
   // The member of the key's shard this client sends to (see the top of this file), or the next connected member in
   // turn with `any_member`.
-  uint16_t route(std::string_view key, bool any_member);
+  uint16_t route(std::string_view key, const Route& r);
   void on_conn(const transport::Completion& c);
   // Whether this client can send to `node` now. The transport knows a connection is down before on_conn hears of
   // it: a call that failed on it resumes its coroutine first, whose next call must go elsewhere.

@@ -50,7 +50,7 @@ Task<void> Sessions::drain(uint32_t s) {
     const uint64_t id = ss.next_run++;
     // The slot stays in the ROB until polled, and it cannot be polled before it completes; the deque keeps
     // references to it valid while later requests are issued, but not its index while earlier ones are polled.
-    Reply reply = co_await execute(ss.rob[id - ss.rob.front().id].request);
+    Reply reply = co_await execute(s, ss.rob[id - ss.rob.front().id].request);
     Slot& slot = ss.rob[id - ss.rob.front().id];
     reply.id = id;
     slot.reply = std::move(reply);
@@ -60,10 +60,11 @@ Task<void> Sessions::drain(uint32_t s) {
   --running_;
 }
 
-Task<Reply> Sessions::execute(const Request& r) {
+Task<Reply> Sessions::execute(uint32_t s, const Request& r) {
   Reply out;
+  const Client::Route to = any_member_ ? Client::Route::sticky(s) : Client::Route(false);
   if (r.kind == Request::Kind::kRelaxedRead || r.kind == Request::Kind::kAcquireRead) {
-    KvResult kv = co_await client_.get(r.key, any_member_);
+    KvResult kv = co_await client_.get(r.key, to);
     out.status = kv.status;
     out.version = kv.version;
     out.value = std::move(kv.value);
@@ -83,7 +84,7 @@ Task<Reply> Sessions::execute(const Request& r) {
       op = Rmw::compare_and_set(r.expected, r.value);
       break;
   }
-  WriteResult w = co_await client_.write(r.key, std::move(op), any_member_);
+  WriteResult w = co_await client_.write(r.key, std::move(op), to);
   out.status = w.status;
   out.version = w.version;
   out.applied = w.status == Code::kOk && w.applied;

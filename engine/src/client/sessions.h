@@ -70,8 +70,11 @@ struct Reply {
 
 class Sessions {
  public:
-  // `count` sessions over `client`, each with a ROB of `depth` slots; requests go to the members of a key's shard
-  // in turn (`any_member`), else to its primary.
+  // `count` sessions over `client`, each with a ROB of `depth` slots; with `any_member` the sessions spread over the
+  // members of a key's shard, each session staying on one member (session s: member s % members, the next connected
+  // one while it is down), else every request goes to the key's primary. A session on one node is what a protocol
+  // whose reads are sequentially consistent per node (zab) needs to read its own writes, as Odyssey's sessions,
+  // which live on one machine.
   Sessions(Client& client, uint32_t count, uint32_t depth = 64, bool any_member = true);
   ~Sessions();  // drives the client until every issued request finished (each is bounded by the call timeout)
   Sessions(const Sessions&) = delete;
@@ -108,7 +111,7 @@ class Sessions {
   };
   Status check_session(uint32_t s) const;
   rpc::Task<void> drain(uint32_t s);  // executes the session's requests in order while there are some
-  rpc::Task<Reply> execute(const Request& r);
+  rpc::Task<Reply> execute(uint32_t s, const Request& r);
 
   Client& client_;
   uint32_t depth_;
