@@ -10,7 +10,7 @@
 // Operations and what each does on rdx's replication protocols (engine/src/replication/README.md: every one but zab
 // is linearizable for every operation it offers, so the acquire/release variants need nothing more than the relaxed;
 // zab's reads, relaxed and acquire alike, are sequentially consistent per session):
-//   relaxed read, acquire read    GET at a member of the key's shard (in turn)
+//   relaxed read, acquire read    GET at the session's member of the key's shard (one member per session)
 //   relaxed write, release write  PUT
 //   FAA                           the protocol's add (INCRBY's Rmw); kUnsupported where the protocol offers reads and
 //                                 writes only (abd)
