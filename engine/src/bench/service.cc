@@ -72,6 +72,8 @@ Status BenchService::start() {
     std::string spec(r.bytes(kMaxSpec));
     workload::Ledger ledger;
     ledger.balance_delta = r.get<int64_t>();
+    ledger.unknown_down = r.get<int64_t>();
+    ledger.unknown_up = r.get<int64_t>();
     ledger.starts_at_load = r.get<uint8_t>() != 0;
     if (!r.done()) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
     rpc::spawn(check(in.reply_to(), std::move(spec), ledger));
@@ -140,7 +142,8 @@ Task<void> BenchService::run(rpc::ReplyTo to, RunParams p) {
   const txn::TxnCounters& ts = txn_.counters();
   const cluster::LocalReadStats& rs = ctx_.local_reads().stats();
   rpc::Writer out;
-  out.put(ledger.balance_delta).put(static_cast<uint64_t>(history_.size()));
+  out.put(ledger.balance_delta).put(ledger.unknown_down).put(ledger.unknown_up);
+  out.put(static_cast<uint64_t>(history_.size()));
   out.put(ts.local_reads).put(ts.remote_reads).put(ts.local_backup_reads).put(rs.batches).put(rs.batched_reads);
   out.put(ts.read_only_commits).put(ts.lock_waits).put(ts.onesided_reads);
   out.put(ctx_.rpc().endpoint().stats().onesided_served - served_before);

@@ -56,6 +56,7 @@ std::string render(const Summary& s, size_t max_text) {
   j["emulated_onesided_ops"] = s.emulated_onesided_ops;
   if (s.load) j["load"] = {{"records", s.load->records}, {"seconds", num(s.load->seconds)}};
   j["ledger"] = s.ledger;
+  j["ledger_unknown"] = {s.ledger_unknown.first, s.ledger_unknown.second};
   if (s.checker) {
     j["checker"] = {{"model", s.checker->model},
                     {"ok", s.checker->ok},

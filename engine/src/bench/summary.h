@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace rdx::bench {
 
@@ -31,6 +32,9 @@ struct Summary {
   };
   std::optional<Load> load;  // only when this invocation loaded
   int64_t ledger = 0;        // txn: this run's committed balance delta (SmallBank)
+  // txn: the negative and positive deltas of this run's transactions whose outcome is unknown (the commit could not
+  // learn it): each may or may not have applied. Not part of `ledger` (nor of --ledger-base).
+  std::pair<int64_t, int64_t> ledger_unknown{0, 0};
   struct Checker {
     std::string model;  // "strict-serializability" | "acknowledged-writes"
     bool ok = true;

@@ -37,7 +37,7 @@ struct TypeResult {
 };
 
 struct RunResult {
-  int64_t ledger = 0;
+  int64_t ledger = 0, ledger_unknown_down = 0, ledger_unknown_up = 0;
   uint64_t history = 0;
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0, ht_batches = 0, ht_batched_reads = 0;
   uint64_t read_only_commits = 0;  // committed with dnl-ro
@@ -52,6 +52,8 @@ int8_t tri(const std::string& v) { return v == "on" ? 1 : v == "off" ? 0 : -1; }
 bool decode_run(std::string_view payload, RunResult& r) {
   rpc::Reader rd(payload);
   r.ledger += rd.get<int64_t>();
+  r.ledger_unknown_down += rd.get<int64_t>();
+  r.ledger_unknown_up += rd.get<int64_t>();
   r.history += rd.get<uint64_t>();
   r.local_reads += rd.get<uint64_t>();
   r.remote_reads += rd.get<uint64_t>();
@@ -408,6 +410,7 @@ int run_txn(const TxnOptions& o, Summary& sum) {
     sum.errors = unavailable + data_errors;
     sum.emulated_onesided_ops = total.onesided_emulated;
     sum.ledger = total.ledger;
+    sum.ledger_unknown = {total.ledger_unknown_down, total.ledger_unknown_up};
   }
 
   progress.begin("checking", 0, [&fetched] { return fetched.load(); });  // ops: history records fetched
@@ -481,7 +484,8 @@ int run_txn(const TxnOptions& o, Summary& sum) {
   d.each([&](client::Client& c, uint16_t node, uint16_t worker) -> Task<bool> {
     if (node != d.nodes().front() || worker != 0) co_return true;
     rpc::Writer wr;
-    wr.bytes(o.workload).put(delta).put(static_cast<uint8_t>(o.load || o.ledger_base.has_value()));
+    wr.bytes(o.workload).put(delta).put(total.ledger_unknown_down).put(total.ledger_unknown_up);
+    wr.put(static_cast<uint8_t>(o.load || o.ledger_base.has_value()));
     rpc::Response r = co_await call(c, node, kBenchCheck, wr.data());
     if (r.status != Code::kOk) {
       spdlog::error("invariant check: {} {}", code_name(r.status), r.payload);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <unordered_map>
 
 #include "checker/checker_impl.h"
 
@@ -45,16 +46,57 @@ Result<CheckReport> Checker::run() {
   return std::move(out_);
 }
 
+std::vector<uint8_t> Checker::settle_unknown_outcomes() const {
+  std::vector<uint8_t> promoted(history_.size(), 0);
+  // (key, version) -> the unknown records that wrote it; kept only where no committed record wrote it.
+  std::unordered_map<std::string, std::unordered_map<uint64_t, std::vector<size_t>>> unknown_writes;
+  for (size_t i = 0; i < history_.size(); ++i)
+    if (history_[i].unknown && !history_[i].committed)
+      for (const auto& w : history_[i].writes) unknown_writes[w.key][w.version].push_back(i);
+  if (unknown_writes.empty()) return promoted;
+  for (const auto& r : history_) {
+    if (!r.committed) continue;
+    for (const auto& w : r.writes)
+      if (auto k = unknown_writes.find(w.key); k != unknown_writes.end()) k->second.erase(w.version);
+  }
+  std::vector<size_t> readers;  // committed records, then the promoted ones as they are found
+  for (size_t i = 0; i < history_.size(); ++i)
+    if (history_[i].committed) readers.push_back(i);
+  while (!readers.empty()) {
+    const txn::TxRecord& r = history_[readers.back()];
+    readers.pop_back();
+    for (const auto& rd : r.reads) {
+      auto k = unknown_writes.find(rd.key);
+      if (k == unknown_writes.end()) continue;
+      auto v = k->second.find(rd.version);
+      if (v == k->second.end()) continue;
+      for (size_t w : v->second)
+        if (!promoted[w]) {
+          promoted[w] = 1;
+          readers.push_back(w);
+        }
+    }
+  }
+  return promoted;
+}
+
 Status Checker::validate_and_select() {
   std::vector<uint64_t> ids;
   ids.reserve(history_.size());
-  for (const auto& r : history_) {
+  const std::vector<uint8_t> promoted = settle_unknown_outcomes();
+  for (size_t i = 0; i < history_.size(); ++i) {
+    const txn::TxRecord& r = history_[i];
     ids.push_back(r.id);
     if (r.end_ns < r.start_ns) {
       return error(Code::kInvalidArgument, "transaction {} ends ({}) before it starts ({})", r.id, r.end_ns,
                    r.start_ns);
     }
-    if (!r.committed) {
+    if (r.unknown) {
+      if (r.committed) return error(Code::kInvalidArgument, "transaction {} is committed and unknown", r.id);
+      ++out_.stats.unknown;
+      if (!promoted[i]) continue;  // nothing committed read what it wrote: left out
+      ++out_.stats.unknown_committed;
+    } else if (!r.committed) {
       aborted_.push_back(&r);
       continue;
     }

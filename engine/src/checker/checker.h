@@ -24,6 +24,10 @@
 //     recorded transaction wrote and that is below every committed version of the key (the run started on data that
 //     was loaded without recording); a second, different such version is an unwritten read;
 //   - otherwise absent.
+// Unknown outcomes. A record with unknown=true (its coordinator could not learn whether it committed) counts as
+// committed when a committed transaction read a version it wrote that no committed transaction wrote (repeatedly:
+// what a promoted record read may promote others); otherwise it is left out, as nothing committed depends on it.
+//
 // Reads of version v != 0 must name a committed non-delete version, the key's initial version, or are reported
 // (aborted read G1a when an aborted record wrote it, read of a delete's version, read of own write, unwritten read).
 //
@@ -99,6 +103,7 @@ struct CheckOptions {
 
 struct CheckStats {
   uint64_t committed = 0, aborted = 0, load = 0;
+  uint64_t unknown = 0, unknown_committed = 0;  // unknown outcomes; those counted committed (in `committed` too)
   uint64_t keys = 0, versions = 0, reads = 0;
   uint64_t edges = 0;  // dependency + real-time edges (including the auxiliary time chain)
   uint64_t unresolved_absent_reads = 0;
@@ -115,7 +120,7 @@ struct CheckReport {
 };
 
 // Checks the committed transactions of `history`. Errors (kInvalidArgument) are for malformed input only: duplicate
-// ids, end before start, a committed write of version 0. Anomalies are in the report, not errors.
+// ids, end before start, a committed or unknown write of version 0. Anomalies are in the report, not errors.
 Result<CheckReport> check_history(const std::vector<txn::TxRecord>& history, const CheckOptions& options = {});
 
 // Human-readable verdict: a summary line, counts per kind, each reported violation and the statistics.

@@ -34,6 +34,8 @@ class Checker {
 
  private:
   Status validate_and_select();
+  // Per history record: 1 when its outcome is unknown and a committed read proves it committed (see checker.h).
+  std::vector<uint8_t> settle_unknown_outcomes() const;
   void index_operations();
   void index_versions();
   void apply_load_records();

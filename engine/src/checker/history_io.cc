@@ -32,6 +32,7 @@ void append_record_json(const txn::TxRecord& r, std::string& out) {
   append_bytes_json(r.type, out);
   fmt::format_to(std::back_inserter(out), ",\"start\":{},\"end\":{},\"committed\":{}", r.start_ns, r.end_ns,
                  r.committed);
+  if (r.unknown) out += ",\"unknown\":true";
   if (!r.reads.empty()) {
     out += ",\"reads\":[";
     for (size_t i = 0; i < r.reads.size(); ++i) {

@@ -10,9 +10,12 @@
 //   type       string (optional, default "")
 //   start,end  integers, nanoseconds (CLOCK_REALTIME), start <= end
 //   committed  boolean
+//   unknown    optional boolean (default false; only with "committed":false): the coordinator could not learn the
+//              outcome; its writes carry the versions they would have created
 //   reads      optional array of [key, version]: the version seen; 0 = the key was absent
 //   writes     optional array of [key, version] or [key, version, true]: the version created; true marks a delete.
-//              Committed writes must have version >= 1; aborted transactions may carry 0 (nothing was created).
+//              Committed (and unknown) writes must have version >= 1; aborted transactions may carry 0 (nothing was
+//              created).
 // Keys and types are byte strings: each byte is one code point U+0000..U+00FF (the writer escapes bytes outside
 // printable ASCII as \u00XX; the reader rejects code points above U+00FF). Empty lines are ignored. Unknown fields
 // are an error (a typo must not silently drop data).

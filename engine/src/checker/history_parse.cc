@@ -259,7 +259,8 @@ bool parse_header_line(std::string_view line, uint64_t& version, std::string& er
 
 bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& error) {
   Cursor c(line, error);
-  constexpr unsigned kId = 1, kType = 2, kStart = 4, kEnd = 8, kCommitted = 16, kReads = 32, kWrites = 64;
+  constexpr unsigned kId = 1, kType = 2, kStart = 4, kEnd = 8, kCommitted = 16, kReads = 32, kWrites = 64,
+                   kUnknown = 128;
   unsigned seen = 0;
   if (c.peek() != '{') return c.fail("expected a JSON object (one transaction per line)");
   bool ok = c.object([&](const std::string& key) {
@@ -270,6 +271,7 @@ bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& err
                    : key == "committed" ? kCommitted
                    : key == "reads"     ? kReads
                    : key == "writes"    ? kWrites
+                   : key == "unknown"   ? kUnknown
                                         : 0;
     if (bit == 0) return c.fail(fmt::format("unknown field \"{}\"", key));
     if (seen & bit) return c.fail(fmt::format("duplicate field \"{}\"", key));
@@ -285,6 +287,8 @@ bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& err
         return c.int64(r.end_ns, "end");
       case kCommitted:
         return c.boolean(r.committed, "committed");
+      case kUnknown:
+        return c.boolean(r.unknown, "unknown");
       case kReads:
         return parse_reads(c, r.reads);
       default:
@@ -301,7 +305,8 @@ bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& err
   if (!(seen & kStart) || !(seen & kEnd)) return invalid("missing field \"start\" or \"end\"");
   if (!(seen & kCommitted)) return invalid("missing field \"committed\"");
   if (r.end_ns < r.start_ns) return invalid(fmt::format("end {} is before start {}", r.end_ns, r.start_ns));
-  if (r.committed) {
+  if (r.committed && r.unknown) return invalid("a transaction is committed or its outcome unknown, not both");
+  if (r.committed || r.unknown) {
     for (const auto& w : r.writes) {
       if (w.version == 0) return invalid("a committed write has version 0 (created versions start at 1)");
     }

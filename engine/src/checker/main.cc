@@ -47,6 +47,8 @@ nlohmann::json report_json(const rdx::checker::CheckReport& r) {
            {{"committed", s.committed},
             {"aborted", s.aborted},
             {"load", s.load},
+            {"unknown", s.unknown},
+            {"unknown_committed", s.unknown_committed},
             {"keys", s.keys},
             {"versions", s.versions},
             {"reads", s.reads},

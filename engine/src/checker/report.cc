@@ -214,8 +214,10 @@ std::string format_report(const CheckReport& r) {
     for (const auto& v : r.violations) out += fmt::format("- {}: {}\n", anomaly_name(v.kind), v.message);
   }
   out += fmt::format(
-      "stats: committed={} aborted={} load={} keys={} versions={} reads={} edges={} unresolved_absent_reads={}\n",
-      s.committed, s.aborted, s.load, s.keys, s.versions, s.reads, s.edges, s.unresolved_absent_reads);
+      "stats: committed={} aborted={} load={} unknown={} (committed: {}) keys={} versions={} reads={} edges={} "
+      "unresolved_absent_reads={}\n",
+      s.committed, s.aborted, s.load, s.unknown, s.unknown_committed, s.keys, s.versions, s.reads, s.edges,
+      s.unresolved_absent_reads);
   out += fmt::format("time: index {:.0f} ms, graph {:.0f} ms, cycles {:.0f} ms (wall); {:.0f} ms cpu\n", s.index_ms,
                      s.graph_ms, s.cycles_ms, s.cpu_ms);
   return out;

@@ -10,7 +10,7 @@
 //                   transaction's timestamp (MVCC), lease-based ones take a lease (SUNDIAL), optimistic ones read the
 //                   latest value (OCC, Dandelion; ReadPath does that)
 //   commit(tx)      decides, replicates through the cluster's ReplicaLog (never to replicas directly), applies at
-//                   the primaries with ReplicaLog::apply_at_primary, releases; fills tx.committed_versions
+//                   the primaries with ReplicaLog::apply_at_primary, releases; fills tx.write_versions
 //   abort(tx)       the transaction ends without commit: releases what read() took
 // Deterministic protocols (CALVIN) get the keys up front in tx.declared (MULTI/EXEC declares them).
 // Each phase may run over RPC or one-sided operations: the protocol's registry line says which phases it can run
@@ -72,7 +72,9 @@ struct TxState {
   std::map<std::string, Read> reads;
   std::map<std::string, std::optional<std::string>> writes;  // nullopt: delete
   std::map<std::string, uint64_t> expects;                   // WATCH: key -> version (0 = absent)
-  std::map<std::string, uint64_t> committed_versions;        // filled by commit: key -> version created
+  // Filled by commit: key -> the version its write created (committed), or would have created (kUnavailable: the
+  // outcome is unknown; the keys whose lock answered).
+  std::map<std::string, uint64_t> write_versions;
 };
 
 // Counters every protocol may add to (reported by the benchmark service and metrics).

@@ -1,7 +1,8 @@
 #pragma once
 // The record of one transaction, as the history checker needs it: what it read (with the version it saw), what it
-// wrote (with the version it created), its outcome and its real-time interval. Coordinators record these when
-// history recording is on; rdx-bench collects them and the checker verifies strict serializability.
+// wrote (with the version it created), its outcome (committed, aborted or unknown) and its real-time interval.
+// Coordinators record these when history recording is on; rdx-bench collects them and the checker verifies strict
+// serializability.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct TxRecord {
   bool committed = false;
   std::vector<ReadRecord> reads;
   std::vector<WriteRecord> writes;
+  // The coordinator could not learn the outcome (committed is false): the transaction may or may not have taken
+  // effect. Its writes are those whose version the coordinator learned (from the lock): the versions they would have
+  // created. The checker counts it committed when a committed transaction read one of those versions, and leaves it
+  // out otherwise.
+  bool unknown = false;
 };
 
 }  // namespace rdx::txn

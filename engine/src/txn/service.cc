@@ -73,8 +73,8 @@ class Tx final : public Transaction {
   }
   void set_type(std::string type) override { s_.type = std::move(type); }
   uint64_t committed_version(const std::string& key) const override {
-    auto it = s_.committed_versions.find(key);
-    return it == s_.committed_versions.end() ? 0 : it->second;
+    auto it = s_.write_versions.find(key);
+    return it == s_.write_versions.end() ? 0 : it->second;
   }
 
  private:
@@ -121,17 +121,19 @@ Task<Outcome> TxnServiceImpl::commit(TxState& tx) {
   } else {
     o = co_await cc_->commit(tx);
   }
-  record(tx, o == Outcome::kCommitted);
+  // A commit that could not learn its outcome may have taken effect (its locks carried the values); one whose read
+  // failed sent nothing.
+  record(tx, o == Outcome::kCommitted, o == Outcome::kUnavailable && !tx.failed);
   co_return o;
 }
 
 // Given up by its user (nothing applied).
 void TxnServiceImpl::abort(TxState& tx) {
   cc_->abort(tx);
-  record(tx, false);
+  record(tx, false, false);
 }
 
-void TxnServiceImpl::record(const TxState& tx, bool committed) {
+void TxnServiceImpl::record(const TxState& tx, bool committed, bool unknown) {
   if (!options_.record_history) return;
   TxRecord r;
   r.id = tx.id;
@@ -139,11 +141,16 @@ void TxnServiceImpl::record(const TxState& tx, bool committed) {
   r.start_ns = tx.start_ns;
   r.end_ns = realtime_ns();
   r.committed = committed;
+  r.unknown = unknown;
   for (const auto& [k, rd] : tx.reads) r.reads.push_back({k, rd.status == Code::kOk ? rd.version : 0});
   for (const auto& [k, v] : tx.expects)
     if (tx.reads.count(k) == 0) r.reads.push_back({k, v});
   if (r.committed)
-    for (const auto& [k, val] : tx.writes) r.writes.push_back({k, tx.committed_versions.at(k), !val.has_value()});
+    for (const auto& [k, val] : tx.writes) r.writes.push_back({k, tx.write_versions.at(k), !val.has_value()});
+  if (r.unknown)
+    for (const auto& [k, val] : tx.writes)
+      if (auto v = tx.write_versions.find(k); v != tx.write_versions.end())
+        r.writes.push_back({k, v->second, !val.has_value()});
   history_.push_back(std::move(r));
 }
 

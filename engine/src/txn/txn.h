@@ -19,7 +19,10 @@ namespace rdx::txn {
 enum class Outcome : uint8_t {
   kCommitted,
   kAborted,      // conflict or failed validation (including an expect() that no longer holds): nothing applied
-  kUnavailable,  // a replica or primary could not be reached: nothing applied (retry later)
+  // A replica or primary could not be reached. When a read failed, nothing was sent and nothing applied. When the
+  // commit itself could not learn its outcome, the transaction may or may not have taken effect (its locks carried
+  // the values, and a participant's recovery decides); histories record it as unknown.
+  kUnavailable,
 };
 const char* outcome_name(Outcome o);
 

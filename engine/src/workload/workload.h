@@ -56,7 +56,7 @@ class Rng {
 enum class TxStatus : uint8_t {
   kCommitted,
   kAborted,      // the protocol aborted it (conflict, failed validation); nothing applied; worth retrying
-  kUnavailable,  // a read or the commit could not reach a replica; nothing applied
+  kUnavailable,  // a read could not reach a replica (nothing applied), or the commit could not learn its outcome
   kRolledBack,   // the transaction's own logic gave up (insufficient funds, TATP's missing rows); nothing applied
   kDataError,    // a stored value failed validation or a row that must exist was missing: a bug; see error
 };
@@ -69,16 +69,26 @@ struct TxOutcome {
 };
 
 // Committed effects that invariants need, accumulated per worker thread and merged after the run. run_one adds to
-// it only when commit() returned kCommitted, so the sum is exact.
+// balance_delta only when commit() returned kCommitted, so that sum is exact; a commit that could not learn its
+// outcome (kUnavailable) may or may not have applied, so its delta widens the range the invariant accepts.
 struct Ledger {
   // SmallBank: money created (+) or destroyed (-) by committed transactions; TPC-C-lite: paid by committed Payments
   // (cents)
   int64_t balance_delta = 0;
+  // The negative and positive deltas of transactions whose outcome is unknown: the true delta lies in
+  // [balance_delta + unknown_down, balance_delta + unknown_up].
+  int64_t unknown_down = 0, unknown_up = 0;
+  void add_unknown(int64_t delta) { (delta < 0 ? unknown_down : unknown_up) += delta; }
+  bool explains(int64_t observed_delta) const {
+    return observed_delta >= balance_delta + unknown_down && observed_delta <= balance_delta + unknown_up;
+  }
   // The run began on freshly loaded data. Checks relative to the loaded state (SmallBank's total) need it: an earlier
   // run on the same data moved money this ledger does not know of.
   bool starts_at_load = true;
   void merge(const Ledger& other) {
     balance_delta += other.balance_delta;
+    unknown_down += other.unknown_down;
+    unknown_up += other.unknown_up;
     starts_at_load = starts_at_load && other.starts_at_load;
   }
 };

@@ -15,7 +15,8 @@ from wire import free_ports, rpc_call
 BENCH = os.path.join(BIN, "rdx-bench")
 PROGRESS = "rdx-bench progress "
 SUMMARY_KEYS = ["rdx_bench_summary", "ok", "exit_code", "mode", "workload", "stage", "duration_s", "throughput",
-                "unit", "latency_us", "committed", "aborted", "abort_rate", "errors", "emulated_onesided_ops", "ledger"]
+                "unit", "latency_us", "committed", "aborted", "abort_rate", "errors", "emulated_onesided_ops", "ledger",
+                "ledger_unknown"]
 
 
 def bench(cluster_or_topology, *args, check=True, timeout=60):
@@ -102,6 +103,7 @@ def test_txn_load_then_runs_chained_by_ledger_base(cluster):
     assert s1["duration_s"] == 1.2 and s1["committed"] > 0 and s1["throughput"] > 0 and s1["errors"] == 0, s1
     assert s1["aborted"] > 0 and 0 < s1["abort_rate"] < 1, "a hot spot conflicts"
     assert s1["emulated_onesided_ops"] >= 0
+    assert s1["ledger_unknown"] == [0, 0], "a healthy cluster learns every outcome"
     assert s1["checker"]["model"] == "strict-serializability" and s1["checker"]["ok"], s1
     assert s1["checker"]["checked"] >= s1["committed"] and s1["checker"]["violations"] == 0, s1
     assert s1["invariant"]["checked"] and s1["invariant"]["ok"], s1

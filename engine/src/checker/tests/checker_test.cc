@@ -238,6 +238,50 @@ TEST(Checker, AmbiguousAbsentReadsAreCountedNotGuessed) {
   EXPECT_EQ(r.stats.unresolved_absent_reads, 1u);
 }
 
+TxRecord unknown(TxRecord r) {
+  r.committed = false;
+  r.unknown = true;
+  return r;
+}
+
+// A transaction whose coordinator could not learn its outcome counts as committed once a committed read saw its
+// write, and is then checked like any other; otherwise it is left out.
+TEST(Checker, UnknownOutcomesCountAsCommittedWhenAReadSawTheirWrite) {
+  const TxRecord t1 = tx(1, 0, 10, {}, {{"x", 1}});
+  const TxRecord u2 = unknown(tx(2, 20, 30, {{"x", 1}}, {{"x", 2}}));
+  auto seen = check_ok({t1, u2, tx(3, 40, 50, {{"x", 2}}, {})});
+  EXPECT_TRUE(seen.ok()) << format_report(seen);
+  EXPECT_EQ(seen.stats.committed, 3u);
+  EXPECT_EQ(seen.stats.unknown, 1u);
+  EXPECT_EQ(seen.stats.unknown_committed, 1u);
+
+  // Nobody read x@2: left out, so a later read of x@1 is no stale read.
+  auto unseen = check_ok({t1, u2, tx(3, 40, 50, {{"x", 1}}, {})});
+  EXPECT_TRUE(unseen.ok()) << format_report(unseen);
+  EXPECT_EQ(unseen.stats.committed, 2u);
+  EXPECT_EQ(unseen.stats.unknown_committed, 0u);
+
+  // Seen and then read over: T4 started after the unknown transaction ended (it committed before its coordinator
+  // gave up) and read the version it replaced.
+  only(check_ok({t1, u2, tx(3, 40, 50, {{"x", 2}}, {}), tx(4, 60, 70, {{"x", 1}}, {})}), Anomaly::kRealTime);
+
+  // Chains: U5 read U2's y@1; a committed read of U5's write proves both.
+  const TxRecord u2y = unknown(tx(2, 20, 30, {}, {{"y", 1}}));
+  const TxRecord u5 = unknown(tx(5, 35, 45, {{"y", 1}}, {{"z", 1}}));
+  auto chain = check_ok({u2y, u5, tx(6, 50, 60, {{"z", 1}}, {})});
+  EXPECT_TRUE(chain.ok()) << format_report(chain);
+  EXPECT_EQ(chain.stats.unknown_committed, 2u);
+
+  // A version a committed transaction created explains its reads: the unknown writer of the same version stays out
+  // (no duplicate write).
+  auto taken = check_ok({t1, u2, tx(7, 20, 30, {{"x", 1}}, {{"x", 2}}), tx(3, 40, 50, {{"x", 2}}, {})});
+  EXPECT_TRUE(taken.ok()) << format_report(taken);
+  EXPECT_EQ(taken.stats.unknown_committed, 0u);
+
+  // An unknown write nobody committed can explain is still an unwritten read when its version differs.
+  only(check_ok({t1, u2, tx(3, 40, 50, {{"x", 3}}, {})}), Anomaly::kUnwrittenRead);
+}
+
 TEST(Checker, MalformedInputIsAnError) {
   auto dup = check_history({tx(1, 0, 10, {}, {}), tx(1, 0, 10, {}, {})});
   ASSERT_FALSE(dup.is_ok());
@@ -245,6 +289,9 @@ TEST(Checker, MalformedInputIsAnError) {
   EXPECT_FALSE(check_history({tx(1, 10, 0, {}, {})}).is_ok());
   EXPECT_FALSE(check_history({tx(1, 0, 10, {}, {{"x", 0}})}).is_ok());
   EXPECT_TRUE(check_history({tx(1, 0, 10, {}, {{"x", 0}}, /*committed=*/false)}).is_ok());
+  TxRecord both = tx(2, 0, 10, {}, {});
+  both.unknown = true;
+  EXPECT_FALSE(check_history({both}).is_ok());
 }
 
 TEST(Checker, ExamplesAreCappedButAllCounted) {

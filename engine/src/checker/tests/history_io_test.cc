@@ -14,7 +14,7 @@ namespace {
 
 bool same(const txn::TxRecord& a, const txn::TxRecord& b) {
   if (a.id != b.id || a.type != b.type || a.start_ns != b.start_ns || a.end_ns != b.end_ns ||
-      a.committed != b.committed || a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) {
+      a.committed != b.committed || a.unknown != b.unknown || a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) {
     return false;
   }
   for (size_t i = 0; i < a.reads.size(); ++i) {
@@ -51,6 +51,11 @@ TEST(HistoryIo, RoundTripsRecordsIncludingBinaryKeys) {
   odd.reads.push_back({std::string("\0\x01\x7f\x80\xff key", 10), 3});
   odd.writes.push_back({std::string("\xc3\xa9", 2), 9, true});
   h.push_back(odd);
+  txn::TxRecord unsure;
+  unsure.id = 100000;
+  unsure.unknown = true;
+  unsure.writes.push_back({"k", 4, false});
+  h.push_back(unsure);
   std::ostringstream out;
   HistoryWriter w(out);
   for (const auto& r : h) w.write(r);
@@ -142,6 +147,11 @@ TEST(HistoryIo, RejectsWhatJsonOrTheFormatForbids) {
                 .find("writes[0] deleted flag must be a boolean"),
             std::string::npos);
   EXPECT_NE(error_of(header + "{\"id\":1,\"type\":\"\xe2\x82\xac\"," + rest).find("above U+00FF"), std::string::npos);
+  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":true,"unknown":true})").find("not both"),
+            std::string::npos);
+  EXPECT_NE(error_of(header + R"({"id":1,"start":0,"end":1,"committed":false,"unknown":true,"writes":[["k",0]]})")
+                .find("version 0"),
+            std::string::npos);
   EXPECT_NE(error_of("garbage\n").find("h.jsonl:1: not an rdx history file"), std::string::npos);
 }
 

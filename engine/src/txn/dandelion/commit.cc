@@ -358,7 +358,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   } else {
     rpc::spawn(finish(std::move(scope), std::move(locked), tx.id, {}, mode, false));
   }
-  if (commit && outcome == Outcome::kCommitted) tx.committed_versions = std::move(new_versions);
+  if ((commit && outcome == Outcome::kCommitted) || outcome == Outcome::kUnavailable)
+    tx.write_versions = std::move(new_versions);
   co_return outcome;
 }
 

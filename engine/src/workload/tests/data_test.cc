@@ -138,6 +138,28 @@ TEST(Invariant, SmallBankLedgerAccountsForEveryCommittedCent) {
   EXPECT_GT(penalties, 0u);  // and checks on empty accounts pay the overdraft penalty
 }
 
+// A commit that could not learn its outcome may or may not have moved its money: the ledger accepts any total
+// between none and all of those deltas, and nothing outside.
+TEST(Invariant, LedgerAcceptsTheRangeOfUnknownOutcomes) {
+  Ledger a, b;
+  a.balance_delta = 10;
+  a.add_unknown(-3);
+  b.add_unknown(5);
+  b.add_unknown(-1);
+  a.merge(b);
+  EXPECT_EQ(a.unknown_down, -4);
+  EXPECT_EQ(a.unknown_up, 5);
+  EXPECT_TRUE(a.explains(10));
+  EXPECT_TRUE(a.explains(6));
+  EXPECT_TRUE(a.explains(15));
+  EXPECT_FALSE(a.explains(5));
+  EXPECT_FALSE(a.explains(16));
+  Ledger exact;
+  exact.balance_delta = 7;
+  EXPECT_TRUE(exact.explains(7));
+  EXPECT_FALSE(exact.explains(8));
+}
+
 TEST(Invariant, SmallBankTransactionRules) {
   SbPlan pay{SbType::kSendPayment, 1, 2, 500};
   EXPECT_TRUE(SmallBank::apply(pay, {499, 0}).rollback);
