@@ -48,7 +48,7 @@ for tier in $tiers; do
       (cd "$here/tools/lincheck" && test -z "$(gofmt -l .)" && go vet . && go test -count=1 .) ||
         { echo "error: rdx-lincheck: gofmt, vet or tests failed" >&2; exit 1; }
       log "release: multi-process integration tests"
-      integration "$here/build/release/bin" "$here/tests/integration"
+      integration "$here/build/release/bin" "$here/tests/integration" --durations=25  # (the slowest: the test budget)
       ;;
     asan)
       log "asan: build (ASan+UBSan)"
