@@ -119,7 +119,9 @@ Status Checker::validate_and_select() {
   end_.reserve(txn_.size());
   for (const auto* r : txn_) {
     start_.push_back(r->start_ns);
-    end_.push_back(r->end_ns);
+    // A transaction of unknown outcome may have taken effect after its coordinator gave up (a recovery or a new
+    // primary decides it later): it has no end, so nothing follows it in real time.
+    end_.push_back(r->unknown ? kNeverEnded : r->end_ns);
   }
   out_.stats.committed = txn_.size();
   out_.stats.aborted = aborted_.size();

@@ -26,7 +26,9 @@
 //   - otherwise absent.
 // Unknown outcomes. A record with unknown=true (its coordinator could not learn whether it committed) counts as
 // committed when a committed transaction read a version it wrote that no committed transaction wrote (repeatedly:
-// what a promoted record read may promote others); otherwise it is left out, as nothing committed depends on it.
+// what a promoted record read may promote others), with no end: it may have taken effect after its coordinator gave
+// up (a recovery or a new primary decided it later), so no real-time edge leaves it. Otherwise it is left out, as
+// nothing committed depends on it.
 //
 // Reads of version v != 0 must name a committed non-delete version, the key's initial version, or are reported
 // (aborted read G1a when an aborted record wrote it, read of a delete's version, read of own write, unwritten read).

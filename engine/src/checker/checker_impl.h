@@ -16,6 +16,7 @@ namespace rdx::checker::detail {
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kInitialPos = kNone - 1;  // a read resolved to the key's initial state
 constexpr size_t kMaxAbsentCandidates = 4096;
+constexpr int64_t kNeverEnded = std::numeric_limits<int64_t>::max() / 2;  // (end + slack must not overflow)
 
 struct Version {
   uint64_t version;

@@ -260,7 +260,7 @@ bool parse_header_line(std::string_view line, uint64_t& version, std::string& er
 bool parse_record_line(std::string_view line, txn::TxRecord& r, std::string& error) {
   Cursor c(line, error);
   constexpr unsigned kId = 1, kType = 2, kStart = 4, kEnd = 8, kCommitted = 16, kReads = 32, kWrites = 64,
-                   kUnknown = 128;
+                     kUnknown = 128;
   unsigned seen = 0;
   if (c.peek() != '{') return c.fail("expected a JSON object (one transaction per line)");
   bool ok = c.object([&](const std::string& key) {

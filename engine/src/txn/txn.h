@@ -18,7 +18,7 @@ namespace rdx::txn {
 
 enum class Outcome : uint8_t {
   kCommitted,
-  kAborted,      // conflict or failed validation (including an expect() that no longer holds): nothing applied
+  kAborted,  // conflict or failed validation (including an expect() that no longer holds): nothing applied
   // A replica or primary could not be reached. When a read failed, nothing was sent and nothing applied. When the
   // commit itself could not learn its outcome, the transaction may or may not have taken effect (its locks carried
   // the values, and a participant's recovery decides); histories record it as unknown.

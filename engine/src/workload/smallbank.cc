@@ -232,14 +232,16 @@ rpc::Task<InvariantReport> SmallBank::check(txn::TxnService& svc, const Ledger& 
   const int64_t expected = initial + merged.balance_delta;
   const bool explained = merged.explains(total - initial);
   report.ok = bad == 0 && explained;
-  report.summary = fmt::format(
-      "total balance {} {} initial {} + committed delta {} = {}{} ({} accounts{})", total,
-      total == expected ? "==" : explained ? "~=" : "!=", initial, merged.balance_delta, expected,
-      merged.unknown_down != 0 || merged.unknown_up != 0
-          ? fmt::format(", plus between {} and +{} moved by transactions of unknown outcome", merged.unknown_down,
-                        merged.unknown_up)
-          : "",
-      accounts_, bad > 0 ? fmt::format(", {} bad balances", bad) : "");
+  report.summary = fmt::format("total balance {} {} initial {} + committed delta {} = {}{} ({} accounts{})", total,
+                               total == expected ? "=="
+                               : explained       ? "~="
+                                                 : "!=",
+                               initial, merged.balance_delta, expected,
+                               merged.unknown_down != 0 || merged.unknown_up != 0
+                                   ? fmt::format(", plus between {} and +{} moved by transactions of unknown outcome",
+                                                 merged.unknown_down, merged.unknown_up)
+                                   : "",
+                               accounts_, bad > 0 ? fmt::format(", {} bad balances", bad) : "");
   co_return report;
 }
 

@@ -177,9 +177,10 @@ rpc::Task<InvariantReport> TpccLite::check(txn::TxnService& svc, const Ledger& m
   // And exactly what the committed Payments paid (a lost update keeps 1 and 5, not this), when the run started on
   // freshly loaded data.
   if (merged.starts_at_load && !merged.explains(ck.warehouse_income)) {
-    ck.problem(fmt::format("warehouses received {} cents, committed Payments paid {} (and Payments of unknown "
-                           "outcome up to {})",
-                           ck.warehouse_income, merged.balance_delta, merged.unknown_up));
+    ck.problem(
+        fmt::format("warehouses received {} cents, committed Payments paid {} (and Payments of unknown "
+                    "outcome up to {})",
+                    ck.warehouse_income, merged.balance_delta, merged.unknown_up));
   }
   ck.report.ok = ck.problems == 0;
   ck.report.summary =

@@ -14,7 +14,8 @@ namespace {
 
 bool same(const txn::TxRecord& a, const txn::TxRecord& b) {
   if (a.id != b.id || a.type != b.type || a.start_ns != b.start_ns || a.end_ns != b.end_ns ||
-      a.committed != b.committed || a.unknown != b.unknown || a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) {
+      a.committed != b.committed || a.unknown != b.unknown || a.reads.size() != b.reads.size() ||
+      a.writes.size() != b.writes.size()) {
     return false;
   }
   for (size_t i = 0; i < a.reads.size(); ++i) {
