@@ -28,6 +28,7 @@ namespace rdx::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 using rpc::Task;
 using Options = KvOptions;
 
@@ -201,8 +202,14 @@ KvOp next_op(ThreadState& st, const Options& o, KeyChooser& chooser, uint32_t cl
 Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChooser& chooser, Clock::time_point start,
                    Clock::time_point end, uint32_t client, StallWatch& stall) {
   Pacer pacer(o, st.rng);
+  // After an operation the cluster could not serve (unavailable, timed out, busy) the session waits before its next
+  // one, 1 ms doubling to 64 ms while such failures last: a shard without its leader or a restarting node is not
+  // flooded with retries, and the history does not fill with failed operations. (Refusals, e.g. INCR of a value
+  // that is no integer, do not wait.)
+  std::chrono::milliseconds backoff = 0ms;
   while (Clock::now() < end && !stall.gave_up()) {
     if (auto wait = pacer.wait()) co_await c.sched().sleep_for(*wait);
+    if (backoff.count() > 0) co_await c.sched().sleep_for(backoff);
     KvOp op = next_op(st, o, chooser, client);
     const bool read = op.kind == KvKind::kGet;
     auto t0 = Clock::now();
@@ -212,6 +219,8 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
     if (!o.history.empty() && d.keep) st.history.push_back(std::move(op));
     if (!d.completed && st.errors[d.status]++ == 0)
       spdlog::warn("first {} error of this thread ({}): {}", code_name(d.status), read ? "read" : "write", d.error);
+    const bool unserved = d.status == Code::kUnavailable || d.status == Code::kTimeout || d.status == Code::kBusy;
+    backoff = unserved ? std::min(std::max(2 * backoff, 1ms), 64ms) : 0ms;
     if (!d.completed) continue;  // throughput and latency count completed operations; errors are counted above
     stall.completed();
     st.progress.fetch_add(1, std::memory_order_relaxed);
