@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <unordered_map>
 
@@ -48,34 +49,50 @@ Result<CheckReport> Checker::run() {
 
 std::vector<uint8_t> Checker::settle_unknown_outcomes() const {
   std::vector<uint8_t> promoted(history_.size(), 0);
-  // (key, version) -> the unknown records that wrote it; kept only where no committed record wrote it.
+  // (key, version) -> the unknown records that wrote it.
   std::unordered_map<std::string, std::unordered_map<uint64_t, std::vector<size_t>>> unknown_writes;
   for (size_t i = 0; i < history_.size(); ++i)
     if (history_[i].unknown && !history_[i].committed)
       for (const auto& w : history_[i].writes) unknown_writes[w.key][w.version].push_back(i);
   if (unknown_writes.empty()) return promoted;
+  // An unknown record that wrote a version a committed record created did not commit (one writer per version).
+  std::vector<uint8_t> ruled_out(history_.size(), 0);
   for (const auto& r : history_) {
     if (!r.committed) continue;
-    for (const auto& w : r.writes)
-      if (auto k = unknown_writes.find(w.key); k != unknown_writes.end()) k->second.erase(w.version);
+    for (const auto& w : r.writes) {
+      auto k = unknown_writes.find(w.key);
+      if (k == unknown_writes.end()) continue;
+      auto v = k->second.find(w.version);
+      if (v == k->second.end()) continue;
+      for (size_t u : v->second) ruled_out[u] = 1;
+      k->second.erase(v);
+    }
   }
-  std::vector<size_t> readers;  // committed records, then the promoted ones as they are found
-  for (size_t i = 0; i < history_.size(); ++i)
-    if (history_[i].committed) readers.push_back(i);
-  while (!readers.empty()) {
-    const txn::TxRecord& r = history_[readers.back()];
-    readers.pop_back();
-    for (const auto& rd : r.reads) {
+  // A read proves the one unknown writer of its version; with several (at most one committed) it proves none.
+  std::vector<size_t> proven;
+  auto prove_by = [&](const txn::TxRecord& reader) {
+    for (const auto& rd : reader.reads) {
       auto k = unknown_writes.find(rd.key);
       if (k == unknown_writes.end()) continue;
       auto v = k->second.find(rd.version);
       if (v == k->second.end()) continue;
-      for (size_t w : v->second)
-        if (!promoted[w]) {
-          promoted[w] = 1;
-          readers.push_back(w);
-        }
+      size_t candidate = SIZE_MAX;
+      for (size_t u : v->second) {
+        if (ruled_out[u]) continue;
+        candidate = candidate == SIZE_MAX ? u : SIZE_MAX - 1;
+      }
+      if (candidate < SIZE_MAX - 1 && !promoted[candidate]) {
+        promoted[candidate] = 1;
+        proven.push_back(candidate);
+      }
     }
+  };
+  for (const auto& r : history_)
+    if (r.committed) prove_by(r);
+  while (!proven.empty()) {  // what a proven record read proves in turn
+    const size_t u = proven.back();
+    proven.pop_back();
+    prove_by(history_[u]);
   }
   return promoted;
 }

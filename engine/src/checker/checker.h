@@ -25,10 +25,11 @@
 //     was loaded without recording); a second, different such version is an unwritten read;
 //   - otherwise absent.
 // Unknown outcomes. A record with unknown=true (its coordinator could not learn whether it committed) counts as
-// committed when a committed transaction read a version it wrote that no committed transaction wrote (repeatedly:
-// what a promoted record read may promote others), with no end: it may have taken effect after its coordinator gave
-// up (a recovery or a new primary decided it later), so no real-time edge leaves it. Otherwise it is left out, as
-// nothing committed depends on it.
+// committed when a committed transaction read a version it wrote (repeatedly: what a promoted record read may
+// promote others), unless a committed transaction also created one of its versions (then it did not commit) or
+// another unknown record wrote the version read (then the read proves neither). Promoted, it has no end: it may
+// have taken effect after its coordinator gave up (a recovery or a new primary decided it later), so no real-time
+// edge leaves it. Otherwise it is left out, as nothing committed depends on it.
 //
 // Reads of version v != 0 must name a committed non-delete version, the key's initial version, or are reported
 // (aborted read G1a when an aborted record wrote it, read of a delete's version, read of own write, unwritten read).

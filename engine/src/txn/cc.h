@@ -72,9 +72,10 @@ struct TxState {
   std::map<std::string, Read> reads;
   std::map<std::string, std::optional<std::string>> writes;  // nullopt: delete
   std::map<std::string, uint64_t> expects;                   // WATCH: key -> version (0 = absent)
-  // Filled by commit: key -> the version its write created (committed), or would have created (kUnavailable: the
-  // outcome is unknown; the keys whose lock answered).
+  // Filled by commit: key -> the version its write created (committed), or would have created (outcome_unknown:
+  // the keys whose lock answered).
   std::map<std::string, uint64_t> write_versions;
+  bool outcome_unknown = false;  // set by commit with kUnavailable: the transaction may have taken effect
 };
 
 // Counters every protocol may add to (reported by the benchmark service and metrics).

@@ -73,9 +73,11 @@ class Tx final : public Transaction {
   }
   void set_type(std::string type) override { s_.type = std::move(type); }
   uint64_t committed_version(const std::string& key) const override {
+    if (s_.outcome_unknown) return 0;
     auto it = s_.write_versions.find(key);
     return it == s_.write_versions.end() ? 0 : it->second;
   }
+  bool outcome_unknown() const override { return s_.outcome_unknown; }
 
  private:
   TxnServiceImpl& svc_;
@@ -121,9 +123,7 @@ Task<Outcome> TxnServiceImpl::commit(TxState& tx) {
   } else {
     o = co_await cc_->commit(tx);
   }
-  // A commit that could not learn its outcome may have taken effect (its locks carried the values); one whose read
-  // failed sent nothing.
-  record(tx, o == Outcome::kCommitted, o == Outcome::kUnavailable && !tx.failed);
+  record(tx, o == Outcome::kCommitted, o == Outcome::kUnavailable && tx.outcome_unknown);
   co_return o;
 }
 

@@ -19,9 +19,10 @@ namespace rdx::txn {
 enum class Outcome : uint8_t {
   kCommitted,
   kAborted,  // conflict or failed validation (including an expect() that no longer holds): nothing applied
-  // A replica or primary could not be reached. When a read failed, nothing was sent and nothing applied. When the
-  // commit itself could not learn its outcome, the transaction may or may not have taken effect (its locks carried
-  // the values, and a participant's recovery decides); histories record it as unknown.
+  // A replica or primary could not be reached. Usually nothing was applied (a read failed, a lock or validation did
+  // not answer: recovery aborts). When the commit had already replicated its writes (or, dnl1, held them at the
+  // backups with every lock it asked for), it may or may not have taken effect: Transaction::outcome_unknown() says
+  // which, and histories record such a transaction as unknown.
   kUnavailable,
 };
 const char* outcome_name(Outcome o);
@@ -51,6 +52,8 @@ class Transaction {
   virtual void set_type(std::string type) = 0;
   // After a successful commit: the version the transaction created for `key` (0 if it did not write it).
   virtual uint64_t committed_version(const std::string& key) const = 0;
+  // After commit() returned kUnavailable: true when the transaction may have taken effect (see Outcome).
+  virtual bool outcome_unknown() const = 0;
 };
 
 class TxnService {

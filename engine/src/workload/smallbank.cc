@@ -189,7 +189,7 @@ rpc::Task<TxOutcome> SmallBank::run_one(txn::TxnService& svc, Rng& rng, Ledger& 
   for (const auto& [i, v] : e.writes) tx->put(keys[i], encode_balance(v));
   out.status = co_await commit(*tx);
   if (out.status == TxStatus::kCommitted) ledger.balance_delta += e.delta;
-  if (out.status == TxStatus::kUnavailable) ledger.add_unknown(e.delta);
+  if (out.status == TxStatus::kUnavailable && tx->outcome_unknown()) ledger.add_unknown(e.delta);
   co_return out;
 }
 

@@ -238,7 +238,7 @@ rpc::Task<TxOutcome> TpccLite::payment(txn::TxnService& svc, Rng& rng, Ledger& l
   tx->put(keys[2], encode_row({(*customer)[0] - amount, (*customer)[1] + amount, (*customer)[2] + 1}));
   out.status = co_await commit(*tx);
   if (out.status == TxStatus::kCommitted) ledger.balance_delta += amount;
-  if (out.status == TxStatus::kUnavailable) ledger.add_unknown(amount);
+  if (out.status == TxStatus::kUnavailable && tx->outcome_unknown()) ledger.add_unknown(amount);
   co_return out;
 }
 

@@ -283,6 +283,24 @@ TEST(Checker, UnknownOutcomesCountAsCommittedWhenAReadSawTheirWrite) {
 
   // An unknown write nobody committed can explain is still an unwritten read when its version differs.
   only(check_ok({t1, u2, tx(3, 40, 50, {{"x", 3}}, {})}), Anomaly::kUnwrittenRead);
+
+  // Ruled out: U8 also created y@1, which committed T9 created; its x@2 explains nothing, and T3's read of it is an
+  // unwritten read (no duplicate write, no dependency through U8).
+  const TxRecord u8 = unknown(tx(8, 20, 30, {}, {{"x", 2}, {"y", 1}}));
+  auto ruled = check_ok({t1, u8, tx(9, 0, 10, {}, {{"y", 1}}), tx(3, 40, 50, {{"x", 2}}, {})});
+  EXPECT_EQ(ruled.stats.unknown_committed, 0u);
+  only(ruled, Anomaly::kUnwrittenRead);
+
+  // Two unknown writers of x@2: the read proves neither.
+  const TxRecord u10 = unknown(tx(10, 20, 30, {{"x", 1}}, {{"x", 2}}));
+  auto ambiguous = check_ok({t1, u2, u10, tx(3, 40, 50, {{"x", 2}}, {})});
+  EXPECT_EQ(ambiguous.stats.unknown_committed, 0u);
+  EXPECT_EQ(count(ambiguous, Anomaly::kDuplicateWrite), 0u) << format_report(ambiguous);
+
+  // Only committed reads (and those of promoted records) prove: an aborted reader does not.
+  auto aborted = check_ok({t1, u2, tx(3, 40, 50, {{"x", 2}}, {}, /*committed=*/false)});
+  EXPECT_EQ(aborted.stats.unknown_committed, 0u);
+  EXPECT_TRUE(aborted.ok()) << format_report(aborted);
 }
 
 TEST(Checker, MalformedInputIsAnError) {

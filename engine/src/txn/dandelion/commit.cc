@@ -216,6 +216,11 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   }
 
   inflight_.insert(tx.id);
+  // Whether a kUnavailable outcome may have taken effect (tx.outcome_unknown): from the replication step on (a
+  // backup may hold the writes, which a new primary shows; a participant's recovery may commit), and for dnl1 once
+  // every lock it asked for may have been taken with its writes held at the backups. Before that nothing applied
+  // anywhere, and a participant's recovery aborts.
+  bool may_apply = false;
   cluster::ReplicaLog::Scope scope = env_.log.begin();
   std::map<std::string, uint64_t> new_versions;
   std::vector<LogWrite> log_writes;  // W as the replica log sees it
@@ -258,6 +263,7 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   }
   auto lock_results = co_await rpc::when_all(std::move(lock_steps));
   std::map<uint16_t, Batch> locked;  // what to unlock (items that were locked), by node
+  bool lock_refused = false;         // a participant answered that it did not lock an item
   for (size_t i = 0; i < lock_results.size(); ++i) {
     auto& [code, items] = lock_results[i];
     if (code != Code::kOk) {
@@ -274,11 +280,14 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
       if (items[j].status == ItemStatus::kOk) {
         to_unlock.items.push_back(release_of(it));
         if ((it.flags & kWrite) != 0) new_versions[it.key] = items[j].version + 1;
-      } else if (outcome == Outcome::kCommitted) {
-        outcome = items[j].status == ItemStatus::kNoMemory ? Outcome::kUnavailable : Outcome::kAborted;
+      } else {
+        lock_refused = true;
+        if (outcome == Outcome::kCommitted)
+          outcome = items[j].status == ItemStatus::kNoMemory ? Outcome::kUnavailable : Outcome::kAborted;
       }
     }
   }
+  may_apply = s.hold_at_backups && !lock_refused;
 
   if (outcome == Outcome::kCommitted && crash_due(CrashPoint::kAfterLock, lock_nodes.size())) crash(tx.id);
 
@@ -291,6 +300,7 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   // 3. Replication: the decision is commit from here on.
   bool commit = outcome == Outcome::kCommitted;
   if (commit && s.replicate) {
+    may_apply = true;
     std::vector<Task<StepResult>> reps;
     reps.push_back([](cluster::ReplicaLog& log, const cluster::ReplicaLog::Scope& sc, uint64_t id,
                       const std::vector<LogWrite>& ws) -> Task<StepResult> {
@@ -358,8 +368,8 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
   } else {
     rpc::spawn(finish(std::move(scope), std::move(locked), tx.id, {}, mode, false));
   }
-  if ((commit && outcome == Outcome::kCommitted) || outcome == Outcome::kUnavailable)
-    tx.write_versions = std::move(new_versions);
+  tx.outcome_unknown = outcome == Outcome::kUnavailable && may_apply;
+  if ((commit && outcome == Outcome::kCommitted) || tx.outcome_unknown) tx.write_versions = std::move(new_versions);
   co_return outcome;
 }
 
