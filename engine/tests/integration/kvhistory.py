@@ -57,6 +57,12 @@ class KvRecorder(PinnedClients):
         self.ops = ops if isinstance(ops, dict) else {n: ops for n in nodes}
         self.records, self.errors = [], []
         self.client_ids = {(n, i): k for k, (n, i) in enumerate((n, i) for n in nodes for i in range(per_node))}
+        self.next_client_id = len(self.client_ids)
+
+    def new_client_id(self):
+        with self.lock:
+            self.next_client_id += 1
+            return self.next_client_id - 1
 
     def client(self, node, seed):
         cid = self.client_ids[(node, seed)]
@@ -84,8 +90,13 @@ class KvRecorder(PinnedClients):
                     self.errors.append(f"{node} {op} {key}: {e}")
                     if op != "get" and sent and not aborted:
                         self.records.append(rec)
-                if node in self.stop_on_error and isinstance(e, (redis.ConnectionError, redis.TimeoutError)):
-                    return
+                if isinstance(e, (redis.ConnectionError, redis.TimeoutError)):
+                    if node in self.stop_on_error:
+                        return
+                    # The connection is gone (redis-py opens another for the next call), and with it the session:
+                    # what a session is guaranteed (zab: reads never older than its own last write or read) holds per
+                    # connection, and the next one may reach a node that restarted. Its calls are another client's.
+                    cid = self.new_client_id()
                 time.sleep(0.05 if not sent or not aborted else 0.005)  # a client backs off (fewer unknown outcomes)
                 continue
             rec["end"] = time.time_ns()

@@ -210,9 +210,13 @@ Task<WriteResult> ZabWorker::write(std::string key, Rmw op) {
     WriteResult r = co_await write_at(conn, key, op);
     if (r.status != Code::kOk || !replicates(key) || node_.env().faults.ack_before_replication) co_return r;
     // This node's sessions must read what they wrote, and what the write saw: the proposal travelled ahead of the
-    // reply on the same connection, so this node normally holds it already (marked or not).
+    // reply on the same connection, so this node normally holds it already (marked or not). A write that saw the key
+    // absent and wrote nothing (a DEL of an absent key, a failed CAS) reports no version, though the leader may
+    // hold a delete this node has not: a value here is then older than what the session saw.
     const uint64_t needed = std::max(r.version, r.prior_version);
-    if (Copy c = copy_of(key); (c.found ? c.tag : 0) >= needed) co_return r;
+    const Copy c = copy_of(key);
+    const bool saw_absent = needed == 0 && !r.existed;
+    if ((c.found ? c.tag : 0) >= needed && !(saw_absent && c.found && !tag_deleted(c.tag))) co_return r;
     KvResult now = co_await resolve_at_leader(key);
     if (now.status != Code::kOk && now.status != Code::kNotFound)
       co_return WriteResult::failed(Code::kTimeout, "zab: the leader wrote it, but this node could not catch up (" +
