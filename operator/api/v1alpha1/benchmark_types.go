@@ -83,7 +83,7 @@ type BenchmarkSpec struct {
 	Sweep *SweepSpec `json:"sweep,omitempty"`
 
 	// verify checks every run: transactional workloads record the history and check it for strict
-	// serializability, plus the workload's invariant (SmallBank's exact total balance, TATP's referential
+	// serializability, plus the workload's invariant (SmallBank's total balance, TATP's referential
 	// integrity, TPC-C-lite's consistency conditions) when the data was loaded by this Benchmark; kv reads back every acknowledged write, or checks
 	// the run's history for linearizability (workload.kv.check). The verdict goes to status.checker.
 	// +optional
