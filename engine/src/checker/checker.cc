@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <ctime>
 #include <unordered_map>
 
@@ -76,12 +75,13 @@ std::vector<uint8_t> Checker::settle_unknown_outcomes() const {
       if (k == unknown_writes.end()) continue;
       auto v = k->second.find(rd.version);
       if (v == k->second.end()) continue;
-      size_t candidate = SIZE_MAX;
-      for (size_t u : v->second) {
-        if (ruled_out[u]) continue;
-        candidate = candidate == SIZE_MAX ? u : SIZE_MAX - 1;
-      }
-      if (candidate < SIZE_MAX - 1 && !promoted[candidate]) {
+      size_t candidate = 0, candidates = 0;
+      for (size_t u : v->second)
+        if (!ruled_out[u]) {
+          candidate = u;
+          ++candidates;
+        }
+      if (candidates == 1 && !promoted[candidate]) {
         promoted[candidate] = 1;
         proven.push_back(candidate);
       }

@@ -123,17 +123,17 @@ Task<Outcome> TxnServiceImpl::commit(TxState& tx) {
   } else {
     o = co_await cc_->commit(tx);
   }
-  record(tx, o == Outcome::kCommitted, o == Outcome::kUnavailable && tx.outcome_unknown);
+  record(tx, o == Outcome::kCommitted);
   co_return o;
 }
 
 // Given up by its user (nothing applied).
 void TxnServiceImpl::abort(TxState& tx) {
   cc_->abort(tx);
-  record(tx, false, false);
+  record(tx, false);
 }
 
-void TxnServiceImpl::record(const TxState& tx, bool committed, bool unknown) {
+void TxnServiceImpl::record(const TxState& tx, bool committed) {
   if (!options_.record_history) return;
   TxRecord r;
   r.id = tx.id;
@@ -141,13 +141,11 @@ void TxnServiceImpl::record(const TxState& tx, bool committed, bool unknown) {
   r.start_ns = tx.start_ns;
   r.end_ns = realtime_ns();
   r.committed = committed;
-  r.unknown = unknown;
+  r.unknown = tx.outcome_unknown;  // (set by commit only with kUnavailable)
   for (const auto& [k, rd] : tx.reads) r.reads.push_back({k, rd.status == Code::kOk ? rd.version : 0});
   for (const auto& [k, v] : tx.expects)
     if (tx.reads.count(k) == 0) r.reads.push_back({k, v});
-  if (r.committed)
-    for (const auto& [k, val] : tx.writes) r.writes.push_back({k, tx.write_versions.at(k), !val.has_value()});
-  if (r.unknown)
+  if (r.committed || r.unknown)  // (an unknown one has the versions of the keys whose lock answered)
     for (const auto& [k, val] : tx.writes)
       if (auto v = tx.write_versions.find(k); v != tx.write_versions.end())
         r.writes.push_back({k, v->second, !val.has_value()});

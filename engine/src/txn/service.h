@@ -39,7 +39,7 @@ class TxnServiceImpl final : public TxnService {
   rpc::Task<Read> read(TxState& tx, std::string key);
   rpc::Task<Outcome> commit(TxState& tx);
   void abort(TxState& tx);
-  void record(const TxState& tx, bool committed, bool unknown);
+  void record(const TxState& tx, bool committed);
 
   cluster::WorkerContext& ctx_;
   cluster::ReplicaLog& log_;

@@ -56,7 +56,7 @@ class Rng {
 enum class TxStatus : uint8_t {
   kCommitted,
   kAborted,      // the protocol aborted it (conflict, failed validation); nothing applied; worth retrying
-  kUnavailable,  // a read could not reach a replica (nothing applied), or the commit could not learn its outcome
+  kUnavailable,  // a read or the commit could not reach a replica (Transaction::outcome_unknown: it may have applied)
   kRolledBack,   // the transaction's own logic gave up (insufficient funds, TATP's missing rows); nothing applied
   kDataError,    // a stored value failed validation or a row that must exist was missing: a bug; see error
 };

@@ -215,8 +215,8 @@ Task<WriteResult> ZabWorker::write(std::string key, Rmw op) {
     // hold a delete this node has not: a value here is then older than what the session saw.
     const uint64_t needed = std::max(r.version, r.prior_version);
     const Copy c = copy_of(key);
-    const bool saw_absent = needed == 0 && !r.existed;
-    if ((c.found ? c.tag : 0) >= needed && !(saw_absent && c.found && !tag_deleted(c.tag))) co_return r;
+    const bool live_copy_of_absent_key = needed == 0 && c.found && !tag_deleted(c.tag);
+    if ((c.found ? c.tag : 0) >= needed && !live_copy_of_absent_key) co_return r;
     KvResult now = co_await resolve_at_leader(key);
     if (now.status != Code::kOk && now.status != Code::kNotFound)
       co_return WriteResult::failed(Code::kTimeout, "zab: the leader wrote it, but this node could not catch up (" +
