@@ -145,10 +145,13 @@ void TxnServiceImpl::record(const TxState& tx, bool committed) {
   for (const auto& [k, rd] : tx.reads) r.reads.push_back({k, rd.status == Code::kOk ? rd.version : 0});
   for (const auto& [k, v] : tx.expects)
     if (tx.reads.count(k) == 0) r.reads.push_back({k, v});
-  if (r.committed || r.unknown)  // (an unknown one has the versions of the keys whose lock answered)
-    for (const auto& [k, val] : tx.writes)
-      if (auto v = tx.write_versions.find(k); v != tx.write_versions.end())
-        r.writes.push_back({k, v->second, !val.has_value()});
+  for (const auto& [k, val] : tx.writes) {
+    if (r.committed) {
+      r.writes.push_back({k, tx.write_versions.at(k), !val.has_value()});  // (every written key has its version)
+    } else if (auto v = tx.write_versions.find(k); r.unknown && v != tx.write_versions.end()) {
+      r.writes.push_back({k, v->second, !val.has_value()});  // the keys whose lock answered
+    }
+  }
   history_.push_back(std::move(r));
 }
 
