@@ -13,17 +13,10 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
-// lockingClusters runs a TxCluster with each of RCC's two-phase-locking protocols (nowait, waitdie) and with RCC's
-// OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and DISCARD through go-redis and
-// redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with hot accounts (conflicting
-// transactions), whose history must pass the strict-serializability checker with the exact balance invariant at
-// each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
-func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run string) {
-	protocols := []string{"nowait", "waitdie", "occ"}
-	env.Step(t, "TxClusters with transactions %s (onesided): MULTI/EXEC and WATCH, redis-benchmark, a conflicting "+
-		"SmallBank checked", strings.Join(protocols, ", "))
-	var clusters []*cluster
-	for _, p := range protocols {
+// startLockingClusters starts the TxClusters lockingClusters tests, named after their protocols.
+func startLockingClusters(t *testing.T, env *framework.Env, sample *cluster) []*cluster {
+	var started []*cluster
+	for _, p := range []string{"nowait", "waitdie", "occ"} {
 		txn := map[string]any{"protocol": p}
 		spec := map[string]any{"shards": int64(1), "replicas": int64(3), "transactions": txn, "storeMemory": "256Mi"}
 		if p == "occ" {
@@ -31,7 +24,26 @@ func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run stri
 			txn["localBackupReads"] = false
 			spec["transport"] = map[string]any{"primitives": "onesided"}
 		}
-		c := createTxCluster(t, env, sample, p, spec)
+		started = append(started, startTxCluster(t, env, sample, p, spec))
+	}
+	return started
+}
+
+// lockingClusters tests the TxClusters startLockingClusters started with each of RCC's two-phase-locking protocols (nowait, waitdie) and with RCC's
+// OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and DISCARD through go-redis and
+// redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with hot accounts (conflicting
+// transactions), whose history must pass the strict-serializability checker with the exact balance invariant at
+// each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
+func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run string, started []*cluster) {
+	var protocols []string
+	for _, c := range started {
+		protocols = append(protocols, c.name)
+	}
+	env.Step(t, "TxClusters with transactions %s (onesided): MULTI/EXEC and WATCH, redis-benchmark, a conflicting "+
+		"SmallBank checked", strings.Join(protocols, ", "))
+	var clusters []*cluster
+	for _, c := range started {
+		p := c.awaitReady(t).name
 		res := env.RunClient(t, c.ns, "client-"+p+"-txn", clientTimeout, "txn", "--addr", c.redisAddr, "--run", run+p)
 		for _, check := range res.Checks {
 			env.Logf(t, "%s ok: %s", p, check)

@@ -51,9 +51,10 @@ func redisBenchmark(t *testing.T, env *framework.Env, c *cluster, tests string) 
 	env.Logf(t, "redis-benchmark -t %s against %s (8 connections, pipeline 4): requests/s %v", tests, c.name, rps)
 }
 
-// createTxCluster creates a TxCluster `name` beside the sample (in its namespace, with its transport, 100m of CPU
-// requested) with the given spec fields, and waits until it is Ready and serves its endpoint.
-func createTxCluster(t *testing.T, env *framework.Env, sample *cluster, name string, spec map[string]any) *cluster {
+// startTxCluster creates a TxCluster `name` beside the sample (in its namespace, with its transport, 100m of CPU
+// requested) with the given spec fields, without waiting for it: the suite starts the next cluster while one is tested,
+// so the time a new cluster takes to be Ready (README, troubleshooting: about 30 s here) overlaps a test.
+func startTxCluster(t *testing.T, env *framework.Env, sample *cluster, name string, spec map[string]any) *cluster {
 	ctx := framework.Ctx(t)
 	o, _, err := sample.get(ctx)
 	if err != nil {
@@ -75,38 +76,49 @@ func createTxCluster(t *testing.T, env *framework.Env, sample *cluster, name str
 	if err != nil {
 		t.Fatalf("create TxCluster %s: %v", name, err)
 	}
+	env.Logf(t, "created TxCluster %s", name)
 	shards, _, _ := unstructured.NestedInt64(spec, "shards")
 	replicas, _, _ := unstructured.NestedInt64(spec, "replicas")
-	c := &cluster{env: env, ns: sample.ns, name: name, uid: created.GetUID(), shards: shards, replicas: replicas}
-	env.Eventually(t, "TxCluster "+name+" Ready", readyTimeout, c.ready)
+	return &cluster{env: env, ns: sample.ns, name: name, uid: created.GetUID(), shards: shards, replicas: replicas}
+}
+
+// awaitReady waits until a TxCluster startTxCluster created is Ready and serves its endpoint.
+func (c *cluster) awaitReady(t *testing.T) *cluster {
+	c.env.Eventually(t, "TxCluster "+c.name+" Ready", readyTimeout, c.ready)
 	_, st, err := c.get(framework.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(st.Endpoint, name+".") {
+	if !strings.HasPrefix(st.Endpoint, c.name+".") {
 		t.Fatalf("status.endpoint %q", st.Endpoint)
 	}
 	c.redisAddr = st.Endpoint
-	env.Logf(t, "%s", c.summary(framework.Ctx(t)))
+	c.env.Logf(t, "%s", c.summary(framework.Ctx(t)))
 	return c
 }
 
-// leaderlessCluster runs a TxCluster of a single-key replication protocol without an elected primary (abd, paxos,
+// startLeaderless starts the TxCluster leaderlessCluster tests for a protocol: named after it, 1 shard of 3, no
+// transactions.
+func startLeaderless(t *testing.T, env *framework.Env, sample *cluster, protocol string) *cluster {
+	return startTxCluster(t, env, sample, protocol, map[string]any{"shards": int64(1), "replicas": int64(3),
+		"replication": map[string]any{"protocol": protocol}, "transactions": map[string]any{"protocol": "none"},
+		"storeMemory": "256Mi"})
+}
+
+// leaderlessCluster tests a TxCluster (startLeaderless) of a single-key replication protocol without an elected primary (abd, paxos,
 // hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
 // its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses
 // them); then one member's pod deleted under a write load, which must go on without a pause (every operation needs
 // only a majority of the members), or, for a protocol that survives no member's loss, without a load, the keys read
 // back and more written once it is back; and the TxCluster deleted again.
-func leaderlessCluster(t *testing.T, env *framework.Env, sample *cluster, run, protocol string) {
+func leaderlessCluster(t *testing.T, env *framework.Env, started *cluster, run, protocol string) {
 	what := "a member deleted under load"
 	if survivesNoMemberLoss(protocol) {
 		what = "a member deleted (no load: " + protocol + "'s writes stop until it is back)"
 	}
 	env.Step(t, "a TxCluster with replication %s (transactions none): keys through its endpoint, %s", protocol, what)
-	ns := sample.ns
-	c := createTxCluster(t, env, sample, protocol, map[string]any{"shards": int64(1), "replicas": int64(3),
-		"replication": map[string]any{"protocol": protocol}, "transactions": map[string]any{"protocol": "none"},
-		"storeMemory": "256Mi"})
+	ns := started.ns
+	c := started.awaitReady(t)
 	res := env.RunClient(t, ns, "client-"+protocol+"-write", clientTimeout, "write", "--addr", c.redisAddr, "--run",
 		run+"a", "--count", "500")
 	env.Logf(t, "%s: wrote %d keys in %.2fs", protocol, res.Keys, res.Seconds)
