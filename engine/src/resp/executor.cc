@@ -298,8 +298,7 @@ Task<void> Executor::run_atomic(const CommandSpec& spec, Args args, ReplyWriter&
       co_return;
     }
     if (outcome == txn::Outcome::kUnavailable) {
-      w.error(failure_line(Code::kTimeout,
-                           "a replica of a key failed while it committed: it may or may not have taken effect"));
+      w.error(unavailable_commit_line(*tx));
       co_return;
     }
     co_await backoff(attempt, reinterpret_cast<uintptr_t>(&w));

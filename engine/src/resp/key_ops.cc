@@ -23,6 +23,14 @@ std::string failure_line(Code c, std::string_view detail) {
   }
 }
 
+std::string unavailable_commit_line(const txn::Transaction& tx) {
+  if (!tx.outcome_unknown())
+    return failure_line(Code::kUnavailable, "a primary of a key in the transaction could not take its commit");
+  return failure_line(Code::kTimeout,
+                      "a replica of a key in the transaction failed while it committed: it may or may not have taken "
+                      "effect");
+}
+
 Code KeyOps::fail(Code c, std::string_view detail) {
   // A bad argument or a full store is this command's error (Redis goes on with the next command of an EXEC); the
   // rest means the cluster could not serve the operation, so a transaction must not commit.

@@ -46,6 +46,11 @@ class KeyOps {
 // The reply line for an operation that failed with `c` (kUnavailable, kResourceExhausted, ...).
 std::string failure_line(Code c, std::string_view detail);
 
+// The reply line for a transaction whose commit returned kUnavailable: "nothing was applied, retry" when it failed
+// before anything could take effect (a lock or validation did not answer), else that it may or may not have taken
+// effect (Transaction::outcome_unknown: a client must read before it retries a non-idempotent command).
+std::string unavailable_commit_line(const txn::Transaction& tx);
+
 // Straight to the cluster's replication protocol.
 class DirectOps final : public KeyOps {
  public:

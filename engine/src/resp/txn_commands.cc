@@ -125,10 +125,7 @@ Task<void> Executor::exec(Connection& c, ReplyWriter& w) {
       w.buffer().append(replies);
       co_return;
     }
-    if (outcome == txn::Outcome::kUnavailable)
-      co_return w.error(failure_line(Code::kTimeout,
-                                     "a replica of a key in the transaction failed while it committed: it may or may "
-                                     "not have taken effect"));
+    if (outcome == txn::Outcome::kUnavailable) co_return w.error(unavailable_commit_line(*tx));
     if (!watched.empty()) {  // (no co_await inside &&: GCC 12 miscompiles it)
       bool changed = co_await watched_keys_changed(watched);
       if (changed) co_return w.null_array();

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+import redis
 
 from conftest import BIN, registered, run
 
@@ -123,3 +124,37 @@ def test_backup_crash_during_load_keeps_every_committed_transaction(cluster):
     assert r["checker"]["ok"] and r["checker"]["committed"] > 1000
     assert r["invariant"]["ok"], r["invariant"]
     assert cluster.metric("n0", "rdx_replica_excluded", replica="n2") == 1
+
+
+def test_a_commit_whose_primary_is_gone_says_nothing_was_applied(cluster):
+    """3 shards of one member each, n2 killed: a MULTI/EXEC or MSET over a key of n0's shard and one of n2's cannot
+    lock n2's. Its client hears that nothing was applied (it may retry at once), not "may or may not have taken
+    effect", and indeed the other key is untouched."""
+    cluster.up(nodes=3, shards=3, workers=1)
+    r = redis.Redis(port=cluster.node("n0")["redis_port"], socket_timeout=20, decode_responses=True)
+    keys = [f"gone:{i}" for i in range(60)]
+    cluster.kill("n2")
+    served, lost = [], []  # keys of shards with a live primary, and of n2's (whose reads now fail)
+    for k in keys:
+        try:
+            assert r.get(k) is None
+            served.append(k)
+        except redis.ResponseError as e:
+            assert "unavailable" in str(e), e
+            lost.append(k)
+    assert served and lost, (served, lost)
+    a, b = served[0], lost[0]
+    for attempt in ("exec", "mset"):
+        with pytest.raises(redis.ResponseError) as e:
+            if attempt == "exec":
+                p = r.pipeline(transaction=True)
+                p.set(a, "1")
+                p.set(b, "1")
+                p.execute()
+            else:
+                r.mset({a: "2", b: "2"})
+        print(f"{attempt}: {e.value}")
+        assert "nothing was applied, retry" in str(e.value) and "may or may not" not in str(e.value), e.value
+        assert r.get(a) is None, f"{attempt} applied its write of {a} though it said nothing was applied"
+    r.set(a, "3")  # the live shard still commits on its own
+    assert r.get(a) == "3"
