@@ -89,22 +89,21 @@ func TestRDX(t *testing.T) {
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
 	targetLostMidRun(t, env, ns)
-	// Each cluster below is started while the one before it is tested (at most two of them at once besides the
-	// sample, and the three locking ones together, as the Benchmark over them needs): a new cluster's time to Ready
-	// then overlaps a test instead of adding to the suite's.
+	// Each leaderless cluster is started while the one before it is tested, so that a new cluster's time to Ready
+	// overlaps a test instead of adding to the suite's. At most two of them run beside the sample: their pods' CPU
+	// requests must leave room on a 2-CPU node for the pod a test deletes to be scheduled again (with the three
+	// locking clusters started early as well, a deleted craq member stayed Pending: "Insufficient cpu"). The locking
+	// clusters start together once the last leaderless one is gone.
 	leaderless := []string{"abd", "paxos", "hermes", "craq"}
 	next := startLeaderless(t, env, c, leaderless[0])
-	var locking []*cluster
 	for i, protocol := range leaderless {
 		current := next
 		if i+1 < len(leaderless) {
 			next = startLeaderless(t, env, c, leaderless[i+1])
-		} else {
-			locking = startLockingClusters(t, env, c)
 		}
 		leaderlessCluster(t, env, current, run, protocol)
 	}
-	lockingClusters(t, env, c, run, locking)
+	lockingClusters(t, env, c, run, startLockingClusters(t, env, c))
 
 	primary := c.primary(t, 0)
 	backup := c.name + "-s0-2"
