@@ -88,14 +88,14 @@ func TestRDX(t *testing.T) {
 
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
-	targetLostMidRun(t, env, ns)
-	// Each leaderless cluster is started while the one before it is tested, so that a new cluster's time to Ready
+	// Each leaderless cluster is started while the test before it runs, so that a new cluster's time to Ready
 	// overlaps a test instead of adding to the suite's. At most two of them run beside the sample: their pods' CPU
 	// requests must leave room on a 2-CPU node for the pod a test deletes to be scheduled again (with the three
 	// locking clusters started early as well, a deleted craq member stayed Pending: "Insufficient cpu"). The locking
 	// clusters start together once the last leaderless one is gone.
 	leaderless := []string{"abd", "paxos", "hermes", "craq"}
 	next := startLeaderless(t, env, c, leaderless[0])
+	targetLostMidRun(t, env, ns)
 	for i, protocol := range leaderless {
 		current := next
 		if i+1 < len(leaderless) {
