@@ -29,11 +29,11 @@ func startLockingClusters(t *testing.T, env *framework.Env, sample *cluster) []*
 	return started
 }
 
-// lockingClusters tests the TxClusters startLockingClusters started with each of RCC's two-phase-locking protocols (nowait, waitdie) and with RCC's
-// OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and DISCARD through go-redis and
-// redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with hot accounts (conflicting
-// transactions), whose history must pass the strict-serializability checker with the exact balance invariant at
-// each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
+// lockingClusters tests the TxClusters startLockingClusters started, with each of RCC's two-phase-locking protocols
+// (nowait, waitdie) and with RCC's OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and
+// DISCARD through go-redis and redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with
+// hot accounts (conflicting transactions), whose history must pass the strict-serializability checker with the exact
+// balance invariant at each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
 func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run string, started []*cluster) {
 	var protocols []string
 	for _, c := range started {

@@ -52,8 +52,8 @@ func redisBenchmark(t *testing.T, env *framework.Env, c *cluster, tests string) 
 }
 
 // startTxCluster creates a TxCluster `name` beside the sample (in its namespace, with its transport, 100m of CPU
-// requested) with the given spec fields, without waiting for it: the suite starts the next cluster while one is tested,
-// so the time a new cluster takes to be Ready (README, troubleshooting: about 30 s here) overlaps a test.
+// requested) with the given spec fields, without waiting for it: the suite starts the next cluster while one is
+// tested, so the time a new cluster takes to be Ready (README, troubleshooting: about 30 s here) overlaps a test.
 func startTxCluster(t *testing.T, env *framework.Env, sample *cluster, name string, spec map[string]any) *cluster {
 	ctx := framework.Ctx(t)
 	o, _, err := sample.get(ctx)
@@ -105,8 +105,8 @@ func startLeaderless(t *testing.T, env *framework.Env, sample *cluster, protocol
 		"storeMemory": "256Mi"})
 }
 
-// leaderlessCluster tests a TxCluster (startLeaderless) of a single-key replication protocol without an elected primary (abd, paxos,
-// hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
+// leaderlessCluster tests a TxCluster (startLeaderless) of a single-key replication protocol without an elected
+// primary (abd, paxos, hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
 // its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses
 // them); then one member's pod deleted under a write load, which must go on without a pause (every operation needs
 // only a majority of the members), or, for a protocol that survives no member's loss, without a load, the keys read
