@@ -92,6 +92,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdx-lincheck: %s: %v\n", fs.Arg(0), err)
 		return 2
 	}
+	if model.Validate != nil {
+		if err := model.Validate(ops); err != nil {
+			fmt.Fprintf(stderr, "rdx-lincheck: %s: %v\n", fs.Arg(0), err)
+			return 2
+		}
+	}
 	r := Check(ops, model, *timeout)
 	if len(r.Illegal) > 0 && *html != "" {
 		key, n, err := Visualize(ops, model, r.Illegal, *html)
@@ -112,7 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// Check searches a linearization of each key's operations under the model.
+// Check searches a linearization of each key's operations under the model; the history must pass the model's
+// Validate.
 func Check(ops []Op, model Consistency, timeout time.Duration) Report {
 	began := time.Now()
 	byKey := map[string][]porcupine.Operation{}
@@ -220,7 +227,7 @@ func operation(op *Op) porcupine.Operation {
 	if op.Node != "" {
 		meta = "at " + op.Node
 	}
-	in := call{Key: op.Key, In: op.Input(), Client: op.Client, Done: op.End != nil}
+	in := call{Key: op.Key, In: op.Input(), Client: op.Client, Start: op.Start, Done: op.End != nil}
 	return porcupine.Operation{ClientId: op.Client, Input: in, Call: op.Start,
 		Output: out, Return: op.ReturnTime(), Metadata: meta}
 }
