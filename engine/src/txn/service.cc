@@ -148,8 +148,9 @@ void TxnServiceImpl::record(const TxState& tx, bool committed) {
   for (const auto& [k, val] : tx.writes) {
     if (r.committed) {
       r.writes.push_back({k, tx.write_versions.at(k), !val.has_value()});  // (every written key has its version)
-    } else if (auto v = tx.write_versions.find(k); r.unknown && v != tx.write_versions.end()) {
-      r.writes.push_back({k, v->second, !val.has_value()});  // the keys whose lock answered
+    } else if (r.unknown) {
+      if (auto v = tx.write_versions.find(k); v != tx.write_versions.end())
+        r.writes.push_back({k, v->second, !val.has_value()});  // the keys whose lock answered
     }
   }
   history_.push_back(std::move(r));

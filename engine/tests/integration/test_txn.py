@@ -1,6 +1,7 @@
-"""Transactions on a 3-node, 3-replica loopback cluster: every registered protocol under concurrent, conflicting load
-with the history through the strict-serializability checker, the SmallBank invariant, a planted anomaly the checker
-must catch, and a backup crash that loses no committed transaction."""
+"""Transactions on 3-node loopback clusters (one shard of 3 replicas, or 3 shards of one member each): every
+registered protocol under concurrent, conflicting load with the history through the strict-serializability checker,
+the SmallBank invariant, a planted anomaly the checker must catch, and a backup crash that loses no committed
+transaction."""
 import json
 import os
 import time
@@ -127,7 +128,7 @@ def test_backup_crash_during_load_keeps_every_committed_transaction(cluster):
 
 
 def test_a_commit_whose_primary_is_gone_says_nothing_was_applied(cluster):
-    """3 shards of one member each, n2 killed: a MULTI/EXEC or MSET over a key of n0's shard and one of n2's cannot
+    """3 shards of one member each, n2 killed: a MULTI/EXEC or MSET over a key of a live shard (n0's or n1's) and one of n2's cannot
     lock n2's. Its client hears that nothing was applied (it may retry at once), not "may or may not have taken
     effect", and indeed the other key is untouched."""
     cluster.up(nodes=3, shards=3, workers=1)
