@@ -3,7 +3,6 @@
 // is the version order: writes of one key are serialized by its lock). The replication protocol publishes into it
 // (ReplicaLog::apply_at_primary and its own single-key writes); read replicas subscribe to it to receive the RW
 // nodes' log. Subscribers are called on the publishing worker's thread, so they must be thread-safe and quick.
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -25,38 +24,41 @@ class LogFeed {
  public:
   using Subscriber = std::function<void(const LogRecord&)>;
 
-  // Returns a handle for unsubscribe().
-  uint64_t subscribe(Subscriber s) {
+  // A subscription receives every record after `from` (the last LSN published before it began), each once, in LSN
+  // order, with no gap.
+  struct Subscription {
+    uint64_t id;  // for unsubscribe()
+    uint64_t from;
+  };
+  Subscription subscribe(Subscriber s) {
     std::lock_guard<std::mutex> lk(mu_);
     subscribers_.push_back({++next_id_, std::move(s)});
-    active_.store(true, std::memory_order_release);
-    return next_id_;
+    return {next_id_, lsn_};
   }
   void unsubscribe(uint64_t id) {
     std::lock_guard<std::mutex> lk(mu_);
     std::erase_if(subscribers_, [id](const auto& s) { return s.id == id; });
-    active_.store(!subscribers_.empty(), std::memory_order_release);
   }
 
+  // Numbering and delivery under one lock: a publisher that numbered its record outside it could deliver after a
+  // later one, or miss a subscriber that joined in between (a gap a read replica would never notice).
   void publish(std::string_view key, const std::optional<std::string>& value, uint64_t version) {
-    if (!active_.load(std::memory_order_acquire)) {
-      lsn_.fetch_add(1, std::memory_order_acq_rel);
-      return;
-    }
-    std::lock_guard<std::mutex> lk(mu_);  // subscribers see LSNs in increasing order
-    LogRecord r{lsn_.fetch_add(1, std::memory_order_acq_rel) + 1, key, value ? &*value : nullptr, version};
+    std::lock_guard<std::mutex> lk(mu_);
+    LogRecord r{++lsn_, key, value ? &*value : nullptr, version};
     for (const auto& s : subscribers_) s.fn(r);
   }
-  uint64_t last_lsn() const { return lsn_.load(std::memory_order_acquire); }
+  uint64_t last_lsn() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return lsn_;
+  }
 
  private:
   struct Sub {
     uint64_t id;
     Subscriber fn;
   };
-  std::atomic<uint64_t> lsn_{0};
-  std::atomic<bool> active_{false};
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  uint64_t lsn_ = 0;
   std::vector<Sub> subscribers_;
   uint64_t next_id_ = 0;
 };

@@ -152,6 +152,7 @@ struct Outcome {
   SessionReadReport session;             // Reads::kSequential: the reads
   std::vector<cluster::LogRecord> feed;  // copies (key and value owned below)
   std::vector<std::string> feed_keys;
+  uint64_t feed_from = 0;  // the subscription's start: the feed holds every LSN after it
   uint64_t ops_after_stop = 0;
   bool ok() const { return report.ok() && session.wrong_count == 0; }
   uint64_t reads() const { return report.stats.reads + session.reads; }
@@ -180,11 +181,12 @@ Outcome run_cluster(const std::string& protocol, replication::TestFaults faults,
     return out;
   }
   std::mutex feed_mu;  // subscribed before any write: the drivers wait for run.go
-  uint64_t sub = c.node(0).replication().log_feed().subscribe([&](const cluster::LogRecord& r) {
+  auto sub = c.node(0).replication().log_feed().subscribe([&](const cluster::LogRecord& r) {
     std::lock_guard<std::mutex> lk(feed_mu);
     out.feed.push_back(cluster::LogRecord{r.lsn, {}, nullptr, r.version});
     out.feed_keys.emplace_back(r.key);
   });
+  out.feed_from = sub.from;
   const uint64_t total = uint64_t(o.nodes) * o.workers * run.clients_per_worker * run.ops_per_client;
   run.go = true;
   uint64_t at_stop = 0;
@@ -199,7 +201,7 @@ Outcome run_cluster(const std::string& protocol, replication::TestFaults faults,
   }
   EXPECT_TRUE(wait_for([&] { return run.go && run.active.load() == 0 && run.ops_done.load() > 0; }, 120s))
       << run.ops_done.load() << " of " << total << " operations done";
-  c.node(0).replication().log_feed().unsubscribe(sub);
+  c.node(0).replication().log_feed().unsubscribe(sub.id);
   std::lock_guard<std::mutex> lk(run.mu);
   out.history = run.history;
   out.failures = run.failures;
@@ -263,6 +265,7 @@ TEST_P(ReplicationConformance, LogFeedCarriesEveryWriteOnceInVersionOrder) {
   std::map<std::string, uint64_t> last_version;
   uint64_t last_lsn = 0;
   for (size_t i = 0; i < r.feed.size(); ++i) {
+    EXPECT_EQ(r.feed[i].lsn, r.feed_from + i + 1) << "LSNs must follow one another from the subscription's start";
     EXPECT_GT(r.feed[i].lsn, last_lsn) << "LSNs must increase";
     last_lsn = r.feed[i].lsn;
     uint64_t& lv = last_version[r.feed_keys[i]];
