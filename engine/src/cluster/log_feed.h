@@ -2,7 +2,8 @@
 // The log feed of a node: every write this node applies as a key's primary, in one node-wide LSN order (per key it
 // is the version order: writes of one key are serialized by its lock). The replication protocol publishes into it
 // (ReplicaLog::apply_at_primary and its own single-key writes); read replicas subscribe to it to receive the RW
-// nodes' log. Subscribers are called on the publishing worker's thread, so they must be thread-safe and quick.
+// nodes' log. Subscribers are called on the publishing worker's thread, under the feed's lock: they must be quick
+// and must not call back into the feed (its mutex is not recursive).
 #include <cstdint>
 #include <functional>
 #include <mutex>
