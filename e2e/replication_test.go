@@ -105,12 +105,12 @@ func startLeaderless(t *testing.T, env *framework.Env, sample *cluster, protocol
 		"storeMemory": "256Mi"})
 }
 
-// leaderlessCluster tests a TxCluster (startLeaderless) of a single-key replication protocol without an elected
-// primary (abd, paxos, hermes or craq; no transactions), named after it, with the sample's transport: keys written and read back through
-// its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET: abd refuses
-// them); then one member's pod deleted under a write load, which must go on without a pause (every operation needs
-// only a majority of the members), or, for a protocol that survives no member's loss, without a load, the keys read
-// back and more written once it is back; and the TxCluster deleted again.
+// leaderlessCluster tests a TxCluster (startLeaderless) of a single-key replication protocol without an elected primary
+// (abd, paxos, hermes or craq; no transactions), named after it, with the sample's transport: keys written and read
+// back through its endpoint; except with abd also read-modify-writes from concurrent connections (INCR, SETNX, GETSET:
+// abd refuses them); then one member's pod deleted under a write load, which must go on without a pause (every
+// operation needs only a majority of the members), or, for a protocol that survives no member's loss, without a load,
+// the keys read back and more written once it is back; and the TxCluster deleted again.
 func leaderlessCluster(t *testing.T, env *framework.Env, started *cluster, run, protocol string) {
 	what := "a member deleted under load"
 	if survivesNoMemberLoss(protocol) {
