@@ -34,6 +34,9 @@ struct TestFaults {
   bool unilateral_exclusion = false;    // a node excludes a replica without telling the others (primary_backup)
   bool slow_readable_notices = false;   // primary-backup: a backup pauses inside "make readable" (not a bug)
   bool unconditional_writes = false;    // hermes: plain puts and deletes as the paper has them (never refused)
+  // primary-backup: a node's first replicate of writes of two or more shards delivers them, then fails without
+  // asking the backups that took them to copy again (as if those requests were lost): they keep them hidden.
+  bool failed_replicate_keeps_writes = false;
 };
 
 // What the node-wide part gets when the node starts.

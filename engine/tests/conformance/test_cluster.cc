@@ -29,17 +29,22 @@ std::string failure_detection_override() {
 }
 
 std::string topology_json(const ClusterOptions& o) {
-  std::string nodes, members;
-  for (int i = 0; i < o.nodes; ++i) {
+  std::string nodes, shards;
+  for (int i = 0; i < o.nodes; ++i)
     nodes += fmt::format(R"({}{{"name":"n{}","host":"127.0.0.1","port":{},"redis_port":0,"http_port":{}}})",
                          i ? "," : "", i, free_port(), free_port());
-    members += fmt::format(R"({}"n{}")", i ? "," : "", i);
+  const int per_shard = o.nodes / o.shards;
+  for (int s = 0; s < o.shards; ++s) {
+    std::string members;
+    for (int i = s * per_shard; i < (s + 1) * per_shard; ++i)
+      members += fmt::format(R"({}"n{}")", members.empty() ? "" : ",", i);
+    shards += fmt::format(R"({}{{"id":{},"members":[{}]}})", s ? "," : "", s, members);
   }
   return fmt::format(
       R"({{"cluster":"conformance","epoch":1,"transport":{{"kind":"tcp","hugepages":false,"primitives":"{}"}},)"
       R"("workers":{},"memory_mb":64,"replication":{{"protocol":"{}"}},"txn":{{"protocol":"{}"}},)"
-      R"({}"shards":[{{"id":0,"members":[{}]}}],"nodes":[{}]}})",
-      o.primitives, o.workers, o.replication, o.txn, failure_detection_override(), members, nodes);
+      R"({}"shards":[{}],"nodes":[{}]}})",
+      o.primitives, o.workers, o.replication, o.txn, failure_detection_override(), shards, nodes);
 }
 }  // namespace
 

@@ -23,7 +23,8 @@ struct ClusterOptions {
   std::string replication = "primary-backup";
   std::string txn = "dnl4";
   std::string primitives = "rpc";  // transport.primitives of the transaction protocol
-  int nodes = 3;                   // one shard; the first node is its primary
+  int nodes = 3;                   // split evenly into `shards` shards, in order; each shard's first is its primary
+  int shards = 1;
   int workers = 2;
   replication::TestFaults faults;
 };

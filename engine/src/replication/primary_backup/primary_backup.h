@@ -17,6 +17,7 @@
 //    (cluster::serves_as_primary), has stopped before the new one starts. Views number the primaries of a shard;
 //    replicated writes carry the sender's view and a backup in another view refuses them.
 // Survives: the loss of a minority of the data nodes, the primary included.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,9 +46,14 @@ class PbNode final : public ReplicationNode {
   const NodeEnv& env() const { return env_; }
   RecoveryState& recovery() { return recovery_; }
   KeyTickets& key_tickets() { return key_tickets_; }
+  // TestFaults::failed_replicate_keeps_writes: true once per node, for the first replicate it applies to.
+  bool take_planted_replicate_failure() {
+    return env_.faults.failed_replicate_keeps_writes && !planted_failure_taken_.exchange(true);
+  }
 
  private:
   NodeEnv env_;
+  std::atomic<bool> planted_failure_taken_{false};
   cluster::LogFeed feed_;
   RecoveryState recovery_;
   KeyTickets key_tickets_;

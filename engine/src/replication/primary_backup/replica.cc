@@ -148,7 +148,13 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
   auto delivered = co_await rpc::when_all(std::move(sends));
   // Durable once every replica still counted has it (one that failed and was excluded no longer counts); a refusal,
   // or an exclusion a majority did not agree to, fails the write.
-  if (std::all_of(delivered.begin(), delivered.end(), [](bool d) { return d; })) co_return Code::kOk;
+  if (std::all_of(delivered.begin(), delivered.end(), [](bool d) { return d; })) {
+    const auto other_shard = [&](const LogWrite& w) { return t.shard_of_key(w.key) != t.shard_of_key(writes[0].key); };
+    if (std::none_of(writes.begin(), writes.end(), other_shard) || !node_.take_planted_replicate_failure())
+      co_return Code::kOk;
+    spdlog::warn("primary-backup: test fault: a delivered write of transaction {:#x} fails", txid);
+    co_return Code::kUnavailable;
+  }
   // The replicas that took it hold a write that will not commit, applied over the value it replaced: they copy the
   // shard again before anybody writes the key again (a later write could reuse its version), and serve nothing
   // meanwhile. Awaited, so the caller releases its locks only after.
