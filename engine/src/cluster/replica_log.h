@@ -32,6 +32,16 @@ struct LogWrite {
   uint64_t version = 0;              // the version the write creates (0 while unknown: kHold)
 };
 
+// A write of a transaction across shards that this node held hidden as a backup when it became its shard's primary
+// (an election): nobody had decided it here. The node holds the key locked by the transaction (the value written, at
+// `write.version`), as its participant would, until the transaction layer decides it (ReplicaLog::take_inherited).
+struct InheritedWrite {
+  uint64_t txid = 0;
+  std::vector<uint32_t> shards;       // every shard the transaction writes (their primaries know its outcome)
+  LogWrite write;                     // version: the one the write creates
+  std::optional<std::string> before;  // the value it replaced (nullopt: the key was absent), restored by an abort
+};
+
 enum class LogMode : uint8_t {
   kApply,  // applied at every live backup now, not readable there until resolve(committed)
   kHold,   // kept at every live backup (the keys read as busy there) until resolve applies or drops it
@@ -90,6 +100,9 @@ class ReplicaLog {
   virtual void apply_at_primary(const LogWrite& w) = 0;
   // The committed value of one key (never a write in progress), linearizable with every write through this log.
   virtual rpc::Task<Read> read_committed(std::string key) = 0;
+  // The writes this node inherited as a new primary (InheritedWrite) whose transactions this worker decides; each is
+  // returned once. A decision goes through replicate and apply_at_primary like any other, then releases the lock.
+  virtual std::vector<InheritedWrite> take_inherited() { return {}; }
 
  protected:
   virtual void end(uint64_t gen) = 0;

@@ -43,6 +43,7 @@ class WorkerContext {
 // worker), which the ids of one worker share, in the order it issued them.
 inline uint16_t writer_node(uint64_t id) { return static_cast<uint16_t>((id >> 38) & 0x3ff); }
 inline uint64_t writer_origin(uint64_t id) { return id >> 32; }
+inline uint16_t writer_worker(uint64_t id) { return static_cast<uint16_t>((id >> 32) & 0x3f); }
 
 // The primary of `key`'s shard in this node's current view, and whether this node holds a replica of it.
 inline uint16_t primary_of(WorkerContext& ctx, std::string_view key) {

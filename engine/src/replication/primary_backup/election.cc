@@ -148,7 +148,10 @@ Task<bool> PbWorker::campaign(uint32_t shard, uint64_t view, uint16_t deposed) {
     co_return false;
   }
   // Won. Show what the old primary left hidden before serving as the primary (no reader may see it hidden here and
-  // then shown: it is shown before this node answers anyone as the primary).
+  // then shown: it is shown before this node answers anyone as the primary), but for the undecided writes of
+  // transactions across shards: those stay locked for their transactions, whose participants decide them.
+  // (They are handed to the transaction layer once the view is installed: take_inherited.)
+  node_.undecided().inherit(lock_undecided());
   show_hidden_writes();
   if (!m.install_view(shard, ShardView{view, ctx_.self()})) co_return true;
   // A notice taken before the win (a view of a losing candidate, learned while campaigning) is moot: nobody that
@@ -233,6 +236,29 @@ void PbWorker::serve_new_view(const rpc::Incoming& in) {
   if (!r.done() || v.primary != in.peer_node) return;
   if (cluster::learn_view(ctx_, shard, v))
     spdlog::warn("election: {} is the primary of shard {} (view {})", t.nodes[v.primary].name, shard, v.view);
+}
+
+std::vector<cluster::InheritedWrite> PbWorker::lock_undecided() {
+  using namespace cluster::lockword;
+  std::vector<cluster::InheritedWrite> inherited;
+  for (cluster::InheritedWrite& w : node_.undecided().take()) {
+    for (;;) {
+      store::RecordRef ref = ctx_.table().find(ctx_.session(), w.write.key);
+      if (!ref.valid()) break;
+      const uint64_t stored = ref.version();  // before the word, as in show_write
+      uint64_t word = ref.lock_word().load(std::memory_order_acquire);
+      if (retired(word)) continue;
+      // Only the write itself, still hidden: a copy of the shard or a newer write replaced it otherwise.
+      if ((word & kNotReadable) == 0 || stored != w.write.version || (word & kOwnerMask) != owner_bits(w.write.version))
+        break;
+      const uint64_t mine = (word & ~(kNotReadable | kOwnerMask)) | kLocked | owner_bits(w.txid);
+      if (!ref.lock_word().compare_exchange_strong(word, mine, std::memory_order_acq_rel)) continue;
+      inherited.push_back(std::move(w));
+      break;
+    }
+  }
+  spdlog::info("election: {} undecided transaction writes the old primary left hidden are inherited", inherited.size());
+  return inherited;
 }
 
 void PbWorker::show_hidden_writes() {

@@ -7,17 +7,36 @@ namespace rdx::replication::primary_backup {
 
 namespace {
 constexpr uint32_t kMaxWrites = 4096;
+constexpr uint16_t kMaxShards = 1024;
 enum : uint8_t { kDeletes = 0, kHasValue = 1 };
+
+void put_write(rpc::Writer& w, const cluster::LogWrite& lw) {
+  w.bytes(lw.key).put(lw.version).put(lw.value ? kHasValue : kDeletes);
+  if (lw.value) w.bytes(*lw.value);
+}
+
+std::optional<cluster::LogWrite> get_write(rpc::Reader& r) {
+  cluster::LogWrite lw;
+  lw.key = std::string(r.bytes(cluster::kMaxKeyBytes));
+  lw.version = r.get<uint64_t>();
+  const auto has_value = r.get<uint8_t>();
+  if (has_value == kHasValue) {
+    lw.value = std::string(r.bytes(store::kMaxValueBytes));
+  } else if (has_value != kDeletes) {
+    return std::nullopt;
+  }
+  if (!r.ok() || lw.key.empty()) return std::nullopt;
+  return lw;
+}
 }  // namespace
 
 std::string LogBatch::encode() const {
   rpc::Writer w;
   w.put(txid).put(view).put(static_cast<uint8_t>(mode)).put(static_cast<uint8_t>(committed));
+  w.put(static_cast<uint16_t>(shards.size()));
+  for (uint32_t s : shards) w.put(s);
   w.put(static_cast<uint32_t>(writes.size()));
-  for (const cluster::LogWrite& lw : writes) {
-    w.bytes(lw.key).put(lw.version).put(lw.value ? kHasValue : kDeletes);
-    if (lw.value) w.bytes(*lw.value);
-  }
+  for (const cluster::LogWrite& lw : writes) put_write(w, lw);
   return w.data();
 }
 
@@ -27,6 +46,9 @@ std::optional<LogBatch> LogBatch::decode(std::span<const std::byte> payload) {
   b.txid = r.get<uint64_t>();
   b.view = r.get<uint64_t>();
   auto mode = r.get<uint8_t>(), committed = r.get<uint8_t>();
+  const auto shards = r.get<uint16_t>();
+  if (!r.ok() || shards > kMaxShards) return std::nullopt;
+  for (uint16_t i = 0; i < shards && r.ok(); ++i) b.shards.push_back(r.get<uint32_t>());
   auto n = r.get<uint32_t>();
   if (!r.ok() || mode > static_cast<uint8_t>(cluster::LogMode::kHold) || committed > 1 || n > kMaxWrites)
     return std::nullopt;
@@ -34,21 +56,50 @@ std::optional<LogBatch> LogBatch::decode(std::span<const std::byte> payload) {
   b.committed = committed != 0;
   b.writes.reserve(n);
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    cluster::LogWrite lw;
-    std::string_view key = r.bytes(cluster::kMaxKeyBytes);
-    lw.key = std::string(key);
-    lw.version = r.get<uint64_t>();
-    auto has_value = r.get<uint8_t>();
-    if (has_value == kHasValue) {
-      lw.value = std::string(r.bytes(store::kMaxValueBytes));
-    } else if (has_value != kDeletes) {
-      return std::nullopt;
-    }
-    if (key.empty()) return std::nullopt;
-    b.writes.push_back(std::move(lw));
+    auto lw = get_write(r);
+    if (!lw) return std::nullopt;
+    b.writes.push_back(std::move(*lw));
   }
   if (!r.done()) return std::nullopt;
   return b;
+}
+
+std::string encode_undecided(const std::vector<cluster::InheritedWrite>& ws) {
+  rpc::Writer w;
+  w.put(static_cast<uint32_t>(ws.size()));
+  for (const cluster::InheritedWrite& u : ws) {
+    w.put(u.txid).put(static_cast<uint16_t>(u.shards.size()));
+    for (uint32_t s : u.shards) w.put(s);
+    put_write(w, u.write);
+    w.put(u.before ? kHasValue : kDeletes);
+    if (u.before) w.bytes(*u.before);
+  }
+  return w.data();
+}
+
+std::optional<std::vector<cluster::InheritedWrite>> decode_undecided(std::span<const std::byte> payload) {
+  rpc::Reader r(payload);
+  std::vector<cluster::InheritedWrite> out;
+  const auto n = r.get<uint32_t>();
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    cluster::InheritedWrite u;
+    u.txid = r.get<uint64_t>();
+    const auto shards = r.get<uint16_t>();
+    if (!r.ok() || shards > kMaxShards) return std::nullopt;
+    for (uint16_t j = 0; j < shards && r.ok(); ++j) u.shards.push_back(r.get<uint32_t>());
+    auto lw = get_write(r);
+    if (!lw) return std::nullopt;
+    u.write = std::move(*lw);
+    const auto has_before = r.get<uint8_t>();
+    if (has_before == kHasValue) {
+      u.before = std::string(r.bytes(store::kMaxValueBytes));
+    } else if (has_before != kDeletes) {
+      return std::nullopt;
+    }
+    out.push_back(std::move(u));
+  }
+  if (!r.done()) return std::nullopt;
+  return out;
 }
 
 }  // namespace rdx::replication::primary_backup

@@ -29,8 +29,9 @@ enum Msg : uint16_t {
   kWithdraw = 12,  // one-way: u32 shard, u64 view: the sender lost its campaign for that view (its votes expire)
   kResign = 13,    // request (handover.cc): u32 shard, u64 ShardView::packed: the sender, that view's primary, serves
                    // no more; elect another -> kOk (kAborted: not the receiver's view of that shard)
+  kSyncUndecided = 14,  // request (recovery): empty -> the source's undecided writes (undecided.h; encode_undecided)
 };
-inline constexpr uint16_t kMessageCount = 14;
+inline constexpr uint16_t kMessageCount = 15;
 
 // The writes of one transaction (or one single-key write) for one replica.
 struct LogBatch {
@@ -38,10 +39,18 @@ struct LogBatch {
   uint64_t view = 0;  // the sender's view of the receiver's shard (ShardView::packed): a receiver in another refuses
   cluster::LogMode mode = cluster::LogMode::kApply;
   bool committed = false;  // kResolve
+  // kReplicate of a transaction's kApply writes across shards: every shard it writes (else empty). A backup keeps
+  // such writes undecided (undecided.h) until their notice.
+  std::vector<uint32_t> shards;
   std::vector<cluster::LogWrite> writes;
 
   std::string encode() const;
   static std::optional<LogBatch> decode(std::span<const std::byte> payload);
 };
+
+// kSyncUndecided's answer: u32 count, count x (u64 txid, u16 n, n x u32 shard, write as in LogBatch, u8 has_before,
+// [bytes before]).
+std::string encode_undecided(const std::vector<cluster::InheritedWrite>& ws);
+std::optional<std::vector<cluster::InheritedWrite>> decode_undecided(std::span<const std::byte> payload);
 
 }  // namespace rdx::replication::primary_backup

@@ -26,7 +26,7 @@ PbWorker::PbWorker(PbNode& node, cluster::WorkerContext& ctx)
       ctx_(ctx),
       msgs_(node.env().msgs),
       turns_(ctx.sched(), node.key_tickets()),
-      recovery_(ctx, node.recovery(), node.env().msgs) {
+      recovery_(ctx, node.recovery(), node.undecided(), node.env().msgs) {
   on_membership_change();
 }
 

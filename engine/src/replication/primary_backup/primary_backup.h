@@ -29,6 +29,7 @@
 #include "replication/key_turns.h"
 #include "replication/primary_backup/messages.h"
 #include "replication/primary_backup/recovery.h"
+#include "replication/primary_backup/undecided.h"
 #include "replication/replication.h"
 
 namespace rdx::replication::primary_backup {
@@ -46,6 +47,7 @@ class PbNode final : public ReplicationNode {
   const NodeEnv& env() const { return env_; }
   RecoveryState& recovery() { return recovery_; }
   KeyTickets& key_tickets() { return key_tickets_; }
+  UndecidedWrites& undecided() { return undecided_; }
   // TestFaults::failed_replicate_keeps_writes: true once per node, for the first replicate it applies to.
   bool take_planted_replicate_failure() {
     return env_.faults.failed_replicate_keeps_writes && !planted_failure_taken_.exchange(true);
@@ -57,6 +59,7 @@ class PbNode final : public ReplicationNode {
   cluster::LogFeed feed_;
   RecoveryState recovery_;
   KeyTickets key_tickets_;
+  UndecidedWrites undecided_;
 };
 
 class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
@@ -83,6 +86,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
                           cluster::LogMode mode, bool committed) override;
   void apply_at_primary(const cluster::LogWrite& w) override;
   rpc::Task<cluster::Read> read_committed(std::string key) override;
+  std::vector<cluster::InheritedWrite> take_inherited() override;
 
  protected:
   void end(uint64_t gen) override;
@@ -97,6 +101,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
 
   // replica.cc: what a backup does with what it receives.
   void apply_hidden(const LogBatch& b);
+  void note_undecided(const LogBatch& b, const cluster::LogWrite& w);  // (undecided.h)
   void hold(const LogBatch& b);
   void resolve_held(const LogBatch& b);
   void make_readable(const LogBatch& b);
@@ -134,8 +139,12 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void serve_new_view(const rpc::Incoming& in);
   void withdraw(uint32_t shard, uint64_t view);  // a lost campaign (election.cc)
   void serve_withdraw(const rpc::Incoming& in);
-  // The new primary shows the writes its predecessor left hidden here (each reached every replica then counted).
+  // The new primary shows the writes its predecessor left hidden here (each reached every replica then counted),
+  // but for the undecided writes of transactions across shards, which it locks for their transactions and hands to
+  // the transaction layer (undecided.h): the coordinator may have aborted them at the other shards.
   void show_hidden_writes();
+  // Locks each undecided write the record still holds hidden for its transaction: those it returns are inherited.
+  std::vector<cluster::InheritedWrite> lock_undecided();
 
   // handover.cc: a primary asked to stop (Node::hand_over) resigns and has another member elected first.
   rpc::Task<void> hand_over();

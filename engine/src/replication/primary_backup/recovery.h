@@ -33,6 +33,7 @@
 
 #include "cluster/membership.h"
 #include "cluster/worker_context.h"
+#include "replication/primary_backup/undecided.h"
 #include "replication/table_pager.h"
 #include "rpc/rpc.h"
 #include "store/hashtable.h"
@@ -103,8 +104,8 @@ class RecoveryState {
 
 class Recovery {
  public:
-  Recovery(cluster::WorkerContext& ctx, RecoveryState& state, rpc::MsgRange msgs)
-      : ctx_(ctx), state_(state), msgs_(msgs) {}
+  Recovery(cluster::WorkerContext& ctx, RecoveryState& state, UndecidedWrites& undecided, rpc::MsgRange msgs)
+      : ctx_(ctx), state_(state), undecided_(undecided), msgs_(msgs) {}
   // Registers the handlers.
   Status start();
   // The node's recovery loop (worker 0): recovers when not in sync, then watches for exclusion.
@@ -133,9 +134,13 @@ class Recovery {
   rpc::Task<bool> copy_from(uint16_t source);
   rpc::Task<void> wait_drained(rpc::ReplyTo to, uint64_t gen);
   void serve_scan(const rpc::Incoming& in);
+  void serve_undecided(const rpc::Incoming& in);
+  // After the records: the source's undecided writes (undecided.h), which the copy holds hidden as it does.
+  rpc::Task<bool> copy_undecided(uint16_t source);
 
   cluster::WorkerContext& ctx_;
   RecoveryState& state_;
+  UndecidedWrites& undecided_;
   rpc::MsgRange msgs_;
   CopySessions<ScanSession> scans_;
 };

@@ -11,6 +11,7 @@
 // go when final; while this node joins, they leave tombstones (recovery.h).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "cluster/lockword.h"
@@ -137,10 +138,17 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
       const uint32_t shard = t.shard_of_key(w.key);
       if ((*scope.views())[shard] != (*views_)[shard]) co_return Code::kUnavailable;
     }
+  // A transaction's writes across shards stay undecided at the backups until their notice (undecided.h).
+  std::vector<uint32_t> shards;
+  for (const LogWrite& w : writes) shards.push_back(t.shard_of_key(w.key));
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  if (shards.size() < 2 || mode != LogMode::kApply) shards.clear();
   std::vector<Task<bool>> sends;
   std::vector<uint16_t> to;
   std::vector<uint64_t> views;  // each receiver's shard's view in the batch
   for (auto& [node, batch] : by_backup(txid, writes, mode)) {
+    batch.shards = shards;
     to.push_back(node);
     views.push_back(batch.view);
     sends.push_back(send_to(node, kReplicate, std::move(batch)));
@@ -149,9 +157,7 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
   // Durable once every replica still counted has it (one that failed and was excluded no longer counts); a refusal,
   // or an exclusion a majority did not agree to, fails the write.
   if (std::all_of(delivered.begin(), delivered.end(), [](bool d) { return d; })) {
-    const auto other_shard = [&](const LogWrite& w) { return t.shard_of_key(w.key) != t.shard_of_key(writes[0].key); };
-    if (std::none_of(writes.begin(), writes.end(), other_shard) || !node_.take_planted_replicate_failure())
-      co_return Code::kOk;
+    if (shards.empty() || !node_.take_planted_replicate_failure()) co_return Code::kOk;
     spdlog::warn("primary-backup: test fault: a delivered write of transaction {:#x} fails", txid);
     co_return Code::kUnavailable;
   }
@@ -217,11 +223,20 @@ void PbWorker::apply_at_primary(const LogWrite& w) {
   node_.log_feed().publish(w.key, w.value, w.version);
 }
 
+// Only once this node is its shard's primary (the election installed the view): a participant drops what a node that
+// is not the primary holds, and answers nothing before.
+std::vector<cluster::InheritedWrite> PbWorker::take_inherited() {
+  const auto shard = static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard);
+  if (ctx_.membership().primary(shard) != ctx_.self()) return {};
+  return node_.undecided().take_inherited(ctx_.worker_index(), ctx_.topology().workers);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The backup's side.
 
 void PbWorker::apply_hidden(const LogBatch& b) {
   for (const LogWrite& w : b.writes) {
+    note_undecided(b, w);
     // An existing record gets its flags before the value, in one step: hidden, tagged with this write's version
     // (so a notice about the write it replaces can no longer make it readable: make_readable), and absent exactly
     // when the write deletes (a value written over a pending delete is no delete any more). An existing record
@@ -238,8 +253,22 @@ void PbWorker::apply_hidden(const LogBatch& b) {
   }
 }
 
+// Before the write replaces it: what a transaction's undecided write replaced is what its abort restores.
+void PbWorker::note_undecided(const LogBatch& b, const LogWrite& w) {
+  if (b.shards.empty()) return node_.undecided().decided(w.key, w.version);  // (supersedes an older one)
+  std::string value;
+  uint64_t version = 0, word = 0;
+  const bool found = ctx_.table().get(ctx_.session(), w.key, &value, &version, &word) == store::OpStatus::kOk;
+  if (found && version >= w.version) return;  // stale: not applied here
+  const bool present = found && !absent(word);
+  node_.undecided().note(cluster::InheritedWrite{b.txid, b.shards, w, present ? std::optional(value) : std::nullopt});
+}
+
 void PbWorker::make_readable(const LogBatch& b) {
-  for (const LogWrite& w : b.writes) show_write(w.key, w.version);
+  for (const LogWrite& w : b.writes) {
+    node_.undecided().decided(w.key, w.version);
+    show_write(w.key, w.version);
+  }
 }
 
 bool PbWorker::show_write(const std::string& key, std::optional<uint64_t> version) {
@@ -305,6 +334,7 @@ void PbWorker::resolve_held(const LogBatch& b) {
     if (b.committed) {
       for (const LogWrite& r : b.writes)
         if (r.key == w.key) w.version = r.version;
+      node_.undecided().decided(w.key, w.version);
       store::OpStatus s = w.version == 0
                               ? store::OpStatus::kStale
                               : ctx_.table().put(ctx_.session(), w.key, w.value ? std::string_view(*w.value) : "",

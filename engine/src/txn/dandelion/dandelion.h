@@ -90,6 +90,9 @@ class Dandelion final : public ConcurrencyControl {
 
   // recovery.cc
   rpc::Task<void> recovery_loop();
+  // Takes the writes this node inherited as a new primary (cluster::InheritedWrite) into the participant: before any
+  // answer about a transaction, so that none is answered "unknown" while its inherited write waits to be taken.
+  void adopt_inherited();
   bool coordinator_lost(uint64_t txid, const Pending& p, Participant::Clock::time_point now);
   rpc::Task<void> recover(uint64_t txid);
   rpc::Task<std::optional<TxnState>> ask(uint16_t node, uint64_t txid);  // nullopt: no answer

@@ -31,6 +31,7 @@ enum class TxnState : uint8_t {
   kApplied = 3,    // dnl2: applied under its locks (the coordinator had decided commit)
   kCommitted = 4,  // committed here (by its coordinator or by a recovery)
   kAborted = 5,    // aborted here by a recovery
+  kHidden = 6,     // inherited by a new primary: its backup held the writes hidden, nobody decided them here
 };
 
 enum class ItemStatus : uint8_t {

@@ -224,9 +224,31 @@ bool Participant::unlock(const Batch& b) {
   return true;
 }
 
+void Participant::inherit(const cluster::InheritedWrite& w) {
+  Pending& p = pending_[w.txid];
+  if (p.items.empty()) p.since = Clock::now();
+  p.fenced = true;
+  Item it{w.write.key, kWrite, w.write.version - 1, {}};  // (the version it was locked at: the write's - 1)
+  if (w.write.value) {
+    it.flags |= kHasValue;
+    it.value = *w.write.value;
+  } else {
+    it.flags |= kDelete;
+  }
+  p.items.push_back(std::move(it));
+  p.before[w.write.key] = w.before;
+  // Any member names a shard: recovery asks each participant's shard's current primary.
+  for (uint32_t shard : w.shards) {
+    if (shard >= ctx_.topology().shards.size()) continue;
+    const uint16_t n = ctx_.topology().initial_primary(shard);
+    if (std::find(p.participants.begin(), p.participants.end(), n) == p.participants.end()) p.participants.push_back(n);
+  }
+}
+
 TxnState Participant::query(uint64_t txid) {
   if (auto p = pending_.find(txid); p != pending_.end()) {
     p->second.fenced = true;
+    if (!p->second.before.empty()) return TxnState::kHidden;
     if (p->second.applied) return TxnState::kApplied;
     return p->second.all_locked ? TxnState::kLocked : TxnState::kPartial;
   }

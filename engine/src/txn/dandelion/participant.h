@@ -38,6 +38,9 @@ struct Pending {
   bool fenced = false;     // a recovery asked: the coordinator's apply and unlock are refused from now on
   bool recovering = false;
   uint64_t priority = 0;  // 2PL (WAITDIE): the transaction's timestamp, told to those its locks turn away
+  // Writes this node inherited as a new primary (cluster::InheritedWrite), by key: the value each replaced, which an
+  // abort restores (the record holds the inherited write).
+  std::map<std::string, std::optional<std::string>> before;
   std::chrono::steady_clock::time_point since;
 };
 
@@ -60,6 +63,9 @@ class Participant {
   void release_taken(const Batch& b, const std::vector<ItemResult>& results);
 
   // Coordinator recovery (recovery.cc).
+  // Takes over a write this node inherited as a new primary, locked for its transaction: a pending transaction whose
+  // coordinator counts as lost (fenced: its messages went to the old primary), so a recovery decides it.
+  void inherit(const cluster::InheritedWrite& w);
   // What this participant knows of `txid`; fences it (the coordinator's later messages are refused).
   TxnState query(uint64_t txid);
   std::unordered_map<uint64_t, Pending>& pending() { return pending_; }

@@ -47,6 +47,8 @@ const char* state_name(TxnState s) {
       return "committed";
     case TxnState::kAborted:
       return "aborted";
+    case TxnState::kHidden:
+      return "inherited hidden";
   }
   return "?";
 }
@@ -62,6 +64,7 @@ Task<void> Dandelion::recovery_loop() {
       forget_retained(now);
       next_expire = now + kExpireEvery;
     }
+    adopt_inherited();
     std::vector<uint64_t> due;
     for (auto& [txid, p] : participant_.pending())
       if (!p.recovering && (p.fenced || coordinator_lost(txid, p, now))) {
@@ -70,6 +73,10 @@ Task<void> Dandelion::recovery_loop() {
       }
     for (uint64_t txid : due) rpc::spawn(recover(txid));
   }
+}
+
+void Dandelion::adopt_inherited() {
+  for (const cluster::InheritedWrite& w : env_.log.take_inherited()) participant_.inherit(w);
 }
 
 // Lost: this worker's connection to it is down, or the failure detector suspects or excluded it (a kill, a pause,
@@ -87,6 +94,7 @@ Task<std::optional<TxnState>> Dandelion::ask(uint16_t node, uint64_t txid) {
   cluster::WorkerContext& ctx = env_.ctx;
   if (node == ctx.self()) {
     if (!cluster::serves_as_primary(ctx, std::chrono::steady_clock::now())) co_return std::nullopt;
+    adopt_inherited();
     co_return participant_.query(txid);
   }
   auto conn = ctx.peer(node);
@@ -97,7 +105,7 @@ Task<std::optional<TxnState>> Dandelion::ask(uint16_t node, uint64_t txid) {
   if (r.status != Code::kOk) co_return std::nullopt;
   rpc::Reader rd(r.payload);
   const auto s = rd.get<uint8_t>();
-  if (!rd.done() || s > static_cast<uint8_t>(TxnState::kAborted)) co_return std::nullopt;
+  if (!rd.done() || s > static_cast<uint8_t>(TxnState::kHidden)) co_return std::nullopt;
   co_return static_cast<TxnState>(s);
 }
 
@@ -108,6 +116,7 @@ void Dandelion::serve_query(const rpc::Incoming& in) {
   if (!r.done()) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now()))
     return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
+  adopt_inherited();
   rpc::Writer w;
   w.put(static_cast<uint8_t>(participant_.query(txid)));
   env_.ctx.rpc().respond(in.reply_to(), Code::kOk, w.span());
@@ -118,12 +127,20 @@ Task<void> Dandelion::recover(uint64_t txid) {
   for (uint32_t attempt = 0;; ++attempt) {
     auto it = participant_.pending().find(txid);
     if (it == participant_.pending().end()) co_return;  // settled meanwhile, or this node was deposed
-    const std::vector<uint16_t> nodes = it->second.participants;
+    // Each participant's shard's current primary: after a failover it holds what its predecessor left undecided
+    // (kApply writes, inherited). dnl1's writes held at the backups are not inherited: it asks the participants.
+    std::vector<uint16_t> nodes;
+    for (uint16_t n : it->second.participants) {
+      const int shard = n < t.nodes.size() && !steps_.hold_at_backups ? t.nodes[n].shard : -1;
+      const uint16_t now = shard >= 0 ? env_.ctx.membership().primary(static_cast<uint32_t>(shard)) : n;
+      if (std::find(nodes.begin(), nodes.end(), now) == nodes.end()) nodes.push_back(now);
+    }
     std::vector<Task<std::optional<TxnState>>> asks;
     for (uint16_t n : nodes) asks.push_back(ask(n, txid));
     const auto states = co_await rpc::when_all(std::move(asks));
     std::string seen;
-    bool complete = true, any_committed = false, any_applied = false, all_locked = true;
+    bool complete = true, any_committed = false, any_applied = false, all_locked = true, any_hidden = false,
+         undecided = true;  // every answer is locked or inherited hidden: nobody decided, nobody refused
     for (size_t i = 0; i < nodes.size(); ++i) {
       const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
       seen += fmt::format("{}{}: {}", seen.empty() ? "" : ", ", name, states[i] ? state_name(*states[i]) : "no answer");
@@ -134,13 +151,17 @@ Task<void> Dandelion::recover(uint64_t txid) {
       any_committed |= *states[i] == TxnState::kCommitted;
       any_applied |= *states[i] == TxnState::kApplied;
       all_locked &= *states[i] == TxnState::kLocked;
+      any_hidden |= *states[i] == TxnState::kHidden;
+      undecided &= *states[i] == TxnState::kLocked || *states[i] == TxnState::kHidden;
     }
     // Every participant must answer: one that does not may have committed (it is down, or no longer the primary:
     // a coordinator and a participant primary lost together are not recovered yet, see the README).
     if (complete) {
-      const bool commit =
-          !env_.options.faults.recovery_always_aborts &&
-          (any_committed || (steps_.apply_in_replicate && any_applied) || (steps_.hold_at_backups && all_locked));
+      // A write inherited hidden that nobody decided or refused elsewhere rolls forward: the coordinator had
+      // decided commit (it replicated), and every participant still holds its locks.
+      const bool commit = !env_.options.faults.recovery_always_aborts &&
+                          (any_committed || (steps_.apply_in_replicate && any_applied) ||
+                           (steps_.hold_at_backups && all_locked) || (any_hidden && undecided));
       const bool settled = co_await settle(txid, commit);
       if (settled) {
         spdlog::warn("dandelion: transaction {:#x} of lost coordinator {} {} here ({})", txid,
@@ -160,6 +181,7 @@ Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
   auto it = participant_.pending().find(txid);
   if (it == participant_.pending().end()) co_return true;
   const std::vector<Item> items = it->second.items;
+  const std::map<std::string, std::optional<std::string>> before = it->second.before;
   std::vector<LogWrite> writes;  // what the replicas get
   std::vector<LogWrite> held;    // dnl1: the held writes' outcome at the backups
   TxRecord rewrite{ctx.next_writer_id(), "recovery-abort", realtime_ns(), 0, true, {}, {}};
@@ -169,10 +191,18 @@ Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
     if (commit) {
       if ((item.flags & kDelete) == 0) value = item.value;
     } else {
-      std::string current;
-      uint64_t word = 0;
-      const bool present = ctx.table().get(ctx.session(), item.key, &current, nullptr, &word) == store::OpStatus::kOk;
-      if (present && !cluster::lockword::absent(word)) {
+      // The value before the write: the record's, unless it holds an inherited write (then what that replaced).
+      std::optional<std::string> current;
+      if (auto b = before.find(item.key); b != before.end()) {
+        current = b->second;
+      } else {
+        std::string v;
+        uint64_t word = 0;
+        if (ctx.table().get(ctx.session(), item.key, &v, nullptr, &word) == store::OpStatus::kOk &&
+            !cluster::lockword::absent(word))
+          current = std::move(v);
+      }
+      if (current) {
         value = std::move(current);
         rewrite.reads.push_back(ReadRecord{item.key, item.version});
         rewrite.writes.push_back(WriteRecord{item.key, item.version + 2, false});

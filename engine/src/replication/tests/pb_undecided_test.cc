@@ -1,0 +1,77 @@
+// Primary-backup's undecided transaction writes (primary_backup/undecided.h) and the messages that carry them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "replication/primary_backup/messages.h"
+#include "replication/primary_backup/undecided.h"
+
+namespace rdx::replication::primary_backup {
+namespace {
+
+// A writer id of `worker` (cluster::writer_worker), as WorkerContext::next_writer_id makes them.
+uint64_t txid_of(uint16_t worker, uint64_t seq) { return (uint64_t{3} << 38) | (uint64_t{worker} << 32) | seq; }
+
+cluster::InheritedWrite write(uint64_t txid, std::string key, uint64_t version, std::optional<std::string> before) {
+  return cluster::InheritedWrite{txid, {0, 2}, cluster::LogWrite{std::move(key), "new", version}, std::move(before)};
+}
+
+TEST(PbUndecided, BatchesCarryTheTransactionsShards) {
+  LogBatch b;
+  b.txid = 7;
+  b.view = 9;
+  b.shards = {0, 3};
+  b.writes = {cluster::LogWrite{"a", "1", 5}, cluster::LogWrite{"b", std::nullopt, 6}};
+  const std::string bytes = b.encode();
+  auto d = LogBatch::decode(rpc::as_bytes_of(bytes));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->shards, b.shards);
+  ASSERT_EQ(d->writes.size(), 2u);
+  EXPECT_EQ(d->writes[1].value, std::nullopt);
+  EXPECT_FALSE(LogBatch::decode(rpc::as_bytes_of(bytes.substr(0, bytes.size() - 1))));
+}
+
+TEST(PbUndecided, UndecidedWritesTravelWithTheirBeforeImages) {
+  const std::vector<cluster::InheritedWrite> ws = {write(1, "a", 4, "old"), write(2, "b", 8, std::nullopt)};
+  const std::string bytes = encode_undecided(ws);
+  auto d = decode_undecided(rpc::as_bytes_of(bytes));
+  ASSERT_TRUE(d);
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_EQ((*d)[0].txid, 1u);
+  EXPECT_EQ((*d)[0].shards, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ((*d)[0].write.value, "new");
+  EXPECT_EQ((*d)[0].before, "old");
+  EXPECT_EQ((*d)[1].write.version, 8u);
+  EXPECT_EQ((*d)[1].before, std::nullopt);
+  EXPECT_FALSE(decode_undecided(rpc::as_bytes_of(bytes.substr(0, bytes.size() - 2))));
+}
+
+TEST(PbUndecided, ANoticeOrANewerWriteDecidesAKeysWrite) {
+  UndecidedWrites u;
+  u.note(write(1, "a", 4, "old"));
+  u.note(write(2, "b", 8, "old"));
+  u.note(write(3, "c", 2, "old"));
+  u.decided("a", 4);                  // its notice
+  u.decided("b", 7);                  // an older write's notice: b's stays
+  u.note(write(4, "c", 1, "older"));  // a stale replay: the newer write stays
+  auto left = u.take();
+  ASSERT_EQ(left.size(), 2u);
+  std::sort(left.begin(), left.end(), [](const auto& x, const auto& y) { return x.write.key < y.write.key; });
+  EXPECT_EQ(left[0].txid, 2u);
+  EXPECT_EQ(left[1].txid, 3u);
+  EXPECT_TRUE(u.take().empty());
+}
+
+TEST(PbUndecided, EachInheritedWriteGoesToItsCoordinatorsWorkerIndex) {
+  UndecidedWrites u;
+  u.inherit({write(txid_of(0, 1), "a", 4, "x"), write(txid_of(1, 2), "b", 4, "x"), write(txid_of(3, 3), "c", 4, "x")});
+  const auto w1 = u.take_inherited(1, 2);  // workers 1 and 3 of the coordinators map to worker 1 of 2
+  ASSERT_EQ(w1.size(), 2u);
+  EXPECT_EQ(w1[0].write.key, "b");
+  EXPECT_EQ(w1[1].write.key, "c");
+  EXPECT_TRUE(u.take_inherited(1, 2).empty());
+  ASSERT_EQ(u.take_inherited(0, 2).size(), 1u);
+}
+
+}  // namespace
+}  // namespace rdx::replication::primary_backup
