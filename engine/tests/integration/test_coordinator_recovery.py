@@ -62,11 +62,12 @@ def crashes(log):
     return [(stamp(m.group(1)), m.group(2)) for m in re.finditer(pat, log)]
 
 
-def recoveries(cluster, txid):
+def recoveries(cluster, txid, coordinator="n3", participants=("n0", "n2")):
     """(time, node, outcome) of each participant that recovered transaction `txid`."""
     out = []
-    pat = STAMP + r" warning dandelion: transaction " + txid + r" of lost coordinator n3 (committed|aborted) here"
-    for n in ("n0", "n2"):
+    pat = (STAMP + r" warning dandelion: transaction " + txid + r" of lost coordinator " + coordinator +
+           r" (committed|aborted) here")
+    for n in participants:
         out += [(stamp(m.group(1)), n, m.group(2)) for m in re.finditer(pat, cluster.log(n))]
     return out
 
@@ -127,6 +128,30 @@ def test_dead_coordinators_transactions_are_decided_alike_and_their_locks_freed(
     (code, report), (lin, lin_report), html = check_both(cluster, rec, f"coordinator-{protocol}-{point}")
     assert code == 0, report
     assert lin == 0, f"{lin_report} (see {html})"
+
+
+@pytest.mark.parametrize("protocol", ["dnl4", "dnl2"])
+def test_a_coordinator_that_dies_with_its_shards_primary_is_rolled_forward(cluster, protocol):
+    """n0, shard 0's primary, coordinates transfers and is killed once one replicated its writes (after-replicate):
+    its own half stays hidden at n1 (and at n3), the other half locked at n2. Shard 0 elects n1, which inherits the
+    hidden write locked for the transaction (it used to show it, while n2 kept asking the dead n0 with its locks held);
+    n1 and n2 decide it alike, committed (the coordinator had decided commit and nobody released), and money is
+    conserved."""
+    cluster.up(nodes=4, shards=2, extra=["--txn-protocol", protocol,
+                                         f"--rdxd-arg=--test-crash=n0:after-replicate:{CRASH_AFTER}"])
+    redis.Redis(port=cluster.node("n2")["redis_port"], socket_timeout=10).mset({a: INITIAL for a in ACCOUNTS})
+    with Transfers(cluster, ["n0"], per_node=4), Transfers(cluster, ["n2"], per_node=1):
+        wait_until(lambda: crashes(cluster.log("n0")), timeout=60, what="n0's crash")
+        txid = crashes(cluster.log("n0"))[0][1]
+        wait_until(lambda: len(recoveries(cluster, txid, "n0", ("n1", "n2"))) >= 2, timeout=15,
+                   what=f"the recoveries of {txid} at n1 and n2")
+    assert sorted(o for _, _, o in recoveries(cluster, txid, "n0", ("n1", "n2"))) == ["committed"] * 2
+    survivors = ("n1", "n2", "n3")
+    wait_until(lambda: all(cluster.ready(n) for n in survivors), timeout=30, what="n1, n2 and n3 ready")
+    wait_until(lambda: all_accounts_writable(cluster, "n2"), timeout=10, what="every account writable (locks freed)")
+    per_node = {n: balances(cluster, n) for n in survivors}
+    assert sum(per_node["n2"]) == INITIAL * len(ACCOUNTS), per_node["n2"]
+    assert all(b == per_node["n2"] for b in per_node.values()), per_node
 
 
 def test_a_recovery_that_aborts_what_a_participant_committed_is_caught(cluster):
