@@ -37,7 +37,9 @@ struct LogWrite {
 // `write.version`), as its participant would, until the transaction layer decides it (ReplicaLog::take_inherited).
 struct InheritedWrite {
   uint64_t txid = 0;
-  std::vector<uint32_t> shards;       // every shard the transaction writes (their primaries know its outcome)
+  // Each shard's primary when the transaction wrote (its participants: they know its outcome). A shard's later
+  // primary knows only what it inherited or decided itself.
+  std::vector<uint16_t> participants;
   LogWrite write;                     // version: the one the write creates
   std::optional<std::string> before;  // the value it replaced (nullopt: the key was absent), restored by an abort
 };

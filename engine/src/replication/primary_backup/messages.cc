@@ -7,7 +7,7 @@ namespace rdx::replication::primary_backup {
 
 namespace {
 constexpr uint32_t kMaxWrites = 4096;
-constexpr uint16_t kMaxShards = 1024;
+constexpr uint16_t kMaxParticipants = 1024;
 enum : uint8_t { kDeletes = 0, kHasValue = 1 };
 
 void put_write(rpc::Writer& w, const cluster::LogWrite& lw) {
@@ -33,8 +33,8 @@ std::optional<cluster::LogWrite> get_write(rpc::Reader& r) {
 std::string LogBatch::encode() const {
   rpc::Writer w;
   w.put(txid).put(view).put(static_cast<uint8_t>(mode)).put(static_cast<uint8_t>(committed));
-  w.put(static_cast<uint16_t>(shards.size()));
-  for (uint32_t s : shards) w.put(s);
+  w.put(static_cast<uint16_t>(participants.size()));
+  for (uint16_t p : participants) w.put(p);
   w.put(static_cast<uint32_t>(writes.size()));
   for (const cluster::LogWrite& lw : writes) put_write(w, lw);
   return w.data();
@@ -46,9 +46,9 @@ std::optional<LogBatch> LogBatch::decode(std::span<const std::byte> payload) {
   b.txid = r.get<uint64_t>();
   b.view = r.get<uint64_t>();
   auto mode = r.get<uint8_t>(), committed = r.get<uint8_t>();
-  const auto shards = r.get<uint16_t>();
-  if (!r.ok() || shards > kMaxShards) return std::nullopt;
-  for (uint16_t i = 0; i < shards && r.ok(); ++i) b.shards.push_back(r.get<uint32_t>());
+  const auto np = r.get<uint16_t>();
+  if (!r.ok() || np > kMaxParticipants) return std::nullopt;
+  for (uint16_t i = 0; i < np && r.ok(); ++i) b.participants.push_back(r.get<uint16_t>());
   auto n = r.get<uint32_t>();
   if (!r.ok() || mode > static_cast<uint8_t>(cluster::LogMode::kHold) || committed > 1 || n > kMaxWrites)
     return std::nullopt;
@@ -68,8 +68,8 @@ std::string encode_undecided(const std::vector<cluster::InheritedWrite>& ws) {
   rpc::Writer w;
   w.put(static_cast<uint32_t>(ws.size()));
   for (const cluster::InheritedWrite& u : ws) {
-    w.put(u.txid).put(static_cast<uint16_t>(u.shards.size()));
-    for (uint32_t s : u.shards) w.put(s);
+    w.put(u.txid).put(static_cast<uint16_t>(u.participants.size()));
+    for (uint16_t p : u.participants) w.put(p);
     put_write(w, u.write);
     w.put(u.before ? kHasValue : kDeletes);
     if (u.before) w.bytes(*u.before);
@@ -84,9 +84,9 @@ std::optional<std::vector<cluster::InheritedWrite>> decode_undecided(std::span<c
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     cluster::InheritedWrite u;
     u.txid = r.get<uint64_t>();
-    const auto shards = r.get<uint16_t>();
-    if (!r.ok() || shards > kMaxShards) return std::nullopt;
-    for (uint16_t j = 0; j < shards && r.ok(); ++j) u.shards.push_back(r.get<uint32_t>());
+    const auto np = r.get<uint16_t>();
+    if (!r.ok() || np > kMaxParticipants) return std::nullopt;
+    for (uint16_t j = 0; j < np && r.ok(); ++j) u.participants.push_back(r.get<uint16_t>());
     auto lw = get_write(r);
     if (!lw) return std::nullopt;
     u.write = std::move(*lw);

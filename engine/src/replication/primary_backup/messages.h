@@ -39,16 +39,16 @@ struct LogBatch {
   uint64_t view = 0;  // the sender's view of the receiver's shard (ShardView::packed): a receiver in another refuses
   cluster::LogMode mode = cluster::LogMode::kApply;
   bool committed = false;  // kResolve
-  // kReplicate of a transaction's kApply writes across shards: every shard it writes (else empty). A backup keeps
-  // such writes undecided (undecided.h) until their notice.
-  std::vector<uint32_t> shards;
+  // kReplicate of a transaction's kApply writes across shards: its participants (each shard's primary when it
+  // wrote; else empty). A backup keeps such writes undecided (undecided.h) until their notice.
+  std::vector<uint16_t> participants;
   std::vector<cluster::LogWrite> writes;
 
   std::string encode() const;
   static std::optional<LogBatch> decode(std::span<const std::byte> payload);
 };
 
-// kSyncUndecided's answer: u32 count, count x (u64 txid, u16 n, n x u32 shard, write as in LogBatch, u8 has_before,
+// kSyncUndecided's answer: u32 count, count x (u64 txid, u16 n, n x u16 participant, write as in LogBatch, u8 has_before,
 // [bytes before]).
 std::string encode_undecided(const std::vector<cluster::InheritedWrite>& ws);
 std::optional<std::vector<cluster::InheritedWrite>> decode_undecided(std::span<const std::byte> payload);

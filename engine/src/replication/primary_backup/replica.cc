@@ -138,17 +138,20 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
       const uint32_t shard = t.shard_of_key(w.key);
       if ((*scope.views())[shard] != (*views_)[shard]) co_return Code::kUnavailable;
     }
-  // A transaction's writes across shards stay undecided at the backups until their notice (undecided.h).
-  std::vector<uint32_t> shards;
-  for (const LogWrite& w : writes) shards.push_back(t.shard_of_key(w.key));
-  std::sort(shards.begin(), shards.end());
-  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
-  if (shards.size() < 2 || mode != LogMode::kApply) shards.clear();
+  // A transaction's writes across shards stay undecided at the backups until their notice (undecided.h), with its
+  // participants: each shard's primary in the views the transaction wrote in.
+  std::vector<uint16_t> participants;
+  const Scope::Views& wrote_in = scope.views() ? scope.views() : views_;
+  for (const LogWrite& w : writes)
+    participants.push_back(cluster::ShardView::unpack((*wrote_in)[t.shard_of_key(w.key)]).primary);
+  std::sort(participants.begin(), participants.end());
+  participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
+  if (participants.size() < 2 || mode != LogMode::kApply) participants.clear();
   std::vector<Task<bool>> sends;
   std::vector<uint16_t> to;
   std::vector<uint64_t> views;  // each receiver's shard's view in the batch
   for (auto& [node, batch] : by_backup(txid, writes, mode)) {
-    batch.shards = shards;
+    batch.participants = participants;
     to.push_back(node);
     views.push_back(batch.view);
     sends.push_back(send_to(node, kReplicate, std::move(batch)));
@@ -157,7 +160,7 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
   // Durable once every replica still counted has it (one that failed and was excluded no longer counts); a refusal,
   // or an exclusion a majority did not agree to, fails the write.
   if (std::all_of(delivered.begin(), delivered.end(), [](bool d) { return d; })) {
-    if (shards.empty() || !node_.take_planted_replicate_failure()) co_return Code::kOk;
+    if (participants.empty() || !node_.take_planted_replicate_failure()) co_return Code::kOk;
     spdlog::warn("primary-backup: test fault: a delivered write of transaction {:#x} fails", txid);
     co_return Code::kUnavailable;
   }
@@ -255,13 +258,13 @@ void PbWorker::apply_hidden(const LogBatch& b) {
 
 // Before the write replaces it: what a transaction's undecided write replaced is what its abort restores.
 void PbWorker::note_undecided(const LogBatch& b, const LogWrite& w) {
-  if (b.shards.empty()) return node_.undecided().decided(w.key, w.version);  // (supersedes an older one)
+  if (b.participants.empty()) return node_.undecided().decided(w.key, w.version);  // (supersedes an older one)
   std::string value;
   uint64_t version = 0, word = 0;
   const bool found = ctx_.table().get(ctx_.session(), w.key, &value, &version, &word) == store::OpStatus::kOk;
   if (found && version >= w.version) return;  // stale: not applied here
   const bool present = found && !absent(word);
-  node_.undecided().note(cluster::InheritedWrite{b.txid, b.shards, w, present ? std::optional(value) : std::nullopt});
+  node_.undecided().note(cluster::InheritedWrite{b.txid, b.participants, w, present ? std::optional(value) : std::nullopt});
 }
 
 void PbWorker::make_readable(const LogBatch& b) {

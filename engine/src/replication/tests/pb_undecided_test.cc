@@ -20,12 +20,12 @@ TEST(PbUndecided, BatchesCarryTheTransactionsShards) {
   LogBatch b;
   b.txid = 7;
   b.view = 9;
-  b.shards = {0, 3};
+  b.participants = {0, 3};
   b.writes = {cluster::LogWrite{"a", "1", 5}, cluster::LogWrite{"b", std::nullopt, 6}};
   const std::string bytes = b.encode();
   auto d = LogBatch::decode(rpc::as_bytes_of(bytes));
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->shards, b.shards);
+  EXPECT_EQ(d->participants, b.participants);
   ASSERT_EQ(d->writes.size(), 2u);
   EXPECT_EQ(d->writes[1].value, std::nullopt);
   EXPECT_FALSE(LogBatch::decode(rpc::as_bytes_of(bytes.substr(0, bytes.size() - 1))));
@@ -38,7 +38,7 @@ TEST(PbUndecided, UndecidedWritesTravelWithTheirBeforeImages) {
   ASSERT_TRUE(d);
   ASSERT_EQ(d->size(), 2u);
   EXPECT_EQ((*d)[0].txid, 1u);
-  EXPECT_EQ((*d)[0].shards, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ((*d)[0].participants, (std::vector<uint16_t>{0, 2}));
   EXPECT_EQ((*d)[0].write.value, "new");
   EXPECT_EQ((*d)[0].before, "old");
   EXPECT_EQ((*d)[1].write.version, 8u);

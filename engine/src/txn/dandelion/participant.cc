@@ -237,17 +237,13 @@ void Participant::inherit(const cluster::InheritedWrite& w) {
   }
   p.items.push_back(std::move(it));
   p.before[w.write.key] = w.before;
-  // Any member names a shard: recovery asks each participant's shard's current primary.
-  for (uint32_t shard : w.shards) {
-    if (shard >= ctx_.topology().shards.size()) continue;
-    const uint16_t n = ctx_.topology().initial_primary(shard);
-    if (std::find(p.participants.begin(), p.participants.end(), n) == p.participants.end()) p.participants.push_back(n);
-  }
+  p.participants = w.participants;
 }
 
 TxnState Participant::query(uint64_t txid) {
   if (auto p = pending_.find(txid); p != pending_.end()) {
     p->second.fenced = true;
+    if (p->second.decision) return *p->second.decision ? TxnState::kCommitted : TxnState::kAborted;
     if (!p->second.before.empty()) return TxnState::kHidden;
     if (p->second.applied) return TxnState::kApplied;
     return p->second.all_locked ? TxnState::kLocked : TxnState::kPartial;

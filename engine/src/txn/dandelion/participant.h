@@ -37,6 +37,9 @@ struct Pending {
   bool applied = false;    // dnl2: applied under the locks
   bool fenced = false;     // a recovery asked: the coordinator's apply and unlock are refused from now on
   bool recovering = false;
+  // A recovery's decision (commit?), answered from then on though its writes are not applied yet: a participant that
+  // asks meanwhile must not decide otherwise from a "locked" answer.
+  std::optional<bool> decision;
   uint64_t priority = 0;  // 2PL (WAITDIE): the transaction's timestamp, told to those its locks turn away
   // Writes this node inherited as a new primary (cluster::InheritedWrite), by key: the value each replaced, which an
   // abort restores (the record holds the inherited write).

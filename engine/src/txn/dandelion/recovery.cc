@@ -127,45 +127,16 @@ Task<void> Dandelion::recover(uint64_t txid) {
   for (uint32_t attempt = 0;; ++attempt) {
     auto it = participant_.pending().find(txid);
     if (it == participant_.pending().end()) co_return;  // settled meanwhile, or this node was deposed
-    // Each participant's shard's current primary: after a failover it holds what its predecessor left undecided
-    // (kApply writes, inherited). dnl1's writes held at the backups are not inherited: it asks the participants.
-    std::vector<uint16_t> nodes;
-    for (uint16_t n : it->second.participants) {
-      const int shard = n < t.nodes.size() && !steps_.hold_at_backups ? t.nodes[n].shard : -1;
-      const uint16_t now = shard >= 0 ? env_.ctx.membership().primary(static_cast<uint32_t>(shard)) : n;
-      if (std::find(nodes.begin(), nodes.end(), now) == nodes.end()) nodes.push_back(now);
-    }
-    std::vector<Task<std::optional<TxnState>>> asks;
-    for (uint16_t n : nodes) asks.push_back(ask(n, txid));
-    const auto states = co_await rpc::when_all(std::move(asks));
-    std::string seen;
-    bool complete = true, any_committed = false, any_applied = false, all_locked = true, any_hidden = false,
-         undecided = true;  // every answer is locked or inherited hidden: nobody decided, nobody refused
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
-      seen += fmt::format("{}{}: {}", seen.empty() ? "" : ", ", name, states[i] ? state_name(*states[i]) : "no answer");
-      if (!states[i]) {
-        complete = false;
-        continue;
-      }
-      any_committed |= *states[i] == TxnState::kCommitted;
-      any_applied |= *states[i] == TxnState::kApplied;
-      all_locked &= *states[i] == TxnState::kLocked;
-      any_hidden |= *states[i] == TxnState::kHidden;
-      undecided &= *states[i] == TxnState::kLocked || *states[i] == TxnState::kHidden;
-    }
-    // Every participant must answer: one that does not may have committed (it is down, or no longer the primary:
-    // a coordinator and a participant primary lost together are not recovered yet, see the README).
-    if (complete) {
-      // A write inherited hidden that nobody decided or refused elsewhere rolls forward: the coordinator had
-      // decided commit (it replicated), and every participant still holds its locks.
-      const bool commit = !env_.options.faults.recovery_always_aborts &&
-                          (any_committed || (steps_.apply_in_replicate && any_applied) ||
-                           (steps_.hold_at_backups && all_locked) || (any_hidden && undecided));
-      const bool settled = co_await settle(txid, commit);
+    // A decision made already (its settle did not complete) stands: it has been answered since.
+    std::string seen = "decided before";
+    std::optional<bool> commit = it->second.decision;
+    if (!commit) commit = co_await decide(txid, it->second.participants, &seen);
+    if (commit) {
+      if (auto p = participant_.pending().find(txid); p != participant_.pending().end()) p->second.decision = *commit;
+      const bool settled = co_await settle(txid, *commit);
       if (settled) {
         spdlog::warn("dandelion: transaction {:#x} of lost coordinator {} {} here ({})", txid,
-                     t.nodes[cluster::writer_node(txid)].name, commit ? "committed" : "aborted", seen);
+                     t.nodes[cluster::writer_node(txid)].name, *commit ? "committed" : "aborted", seen);
         co_return;
       }
     }
@@ -174,6 +145,50 @@ Task<void> Dandelion::recover(uint64_t txid) {
                     t.nodes[cluster::writer_node(txid)].name, seen);
     co_await env_.ctx.sched().sleep_for(kRetry);
   }
+}
+
+// Each participant is asked at its shard's current primary: after a failover that one holds what its predecessor
+// left undecided (inherited writes: "inherited hidden"), or what it decided since; its "unknown" tells nothing (its
+// predecessor may have committed), so it counts as no answer.
+Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants, std::string* seen) {
+  const cluster::Topology& t = env_.ctx.topology();
+  std::vector<uint16_t> nodes;
+  std::vector<bool> successor;
+  for (uint16_t n : participants) {
+    const int shard = n < t.nodes.size() ? t.nodes[n].shard : -1;
+    const uint16_t now = shard >= 0 ? env_.ctx.membership().primary(static_cast<uint32_t>(shard)) : n;
+    if (std::find(nodes.begin(), nodes.end(), now) != nodes.end()) continue;
+    nodes.push_back(now);
+    successor.push_back(now != n);
+  }
+  std::vector<Task<std::optional<TxnState>>> asks;
+  for (uint16_t n : nodes) asks.push_back(ask(n, txid));
+  const auto states = co_await rpc::when_all(std::move(asks));
+  seen->clear();
+  bool complete = true, any_committed = false, any_applied = false, all_locked = true, any_hidden = false,
+       undecided = true;  // every answer is locked or inherited hidden: nobody decided, nobody refused
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
+    const bool told = states[i] && !(successor[i] && *states[i] == TxnState::kUnknown);
+    *seen += fmt::format("{}{}: {}{}", seen->empty() ? "" : ", ", name, states[i] ? state_name(*states[i]) : "no answer",
+                         successor[i] ? " (successor)" : "");
+    if (!told) {
+      complete = false;
+      continue;
+    }
+    any_committed |= *states[i] == TxnState::kCommitted;
+    any_applied |= *states[i] == TxnState::kApplied;
+    all_locked &= *states[i] == TxnState::kLocked;
+    any_hidden |= *states[i] == TxnState::kHidden;
+    undecided &= *states[i] == TxnState::kLocked || *states[i] == TxnState::kHidden;
+  }
+  // Every participant must answer: one that does not may have committed.
+  if (!complete) co_return std::nullopt;
+  // A write inherited hidden that nobody decided or refused elsewhere rolls forward: the coordinator had decided
+  // commit (it replicated), and every participant still holds its locks.
+  co_return !env_.options.faults.recovery_always_aborts &&
+      (any_committed || (steps_.apply_in_replicate && any_applied) || (steps_.hold_at_backups && all_locked) ||
+       (any_hidden && undecided));
 }
 
 Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
