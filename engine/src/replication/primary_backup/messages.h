@@ -48,8 +48,8 @@ struct LogBatch {
   static std::optional<LogBatch> decode(std::span<const std::byte> payload);
 };
 
-// kSyncUndecided's answer: u32 count, count x (u64 txid, u16 n, n x u16 participant, write as in LogBatch, u8 has_before,
-// [bytes before]).
+// kSyncUndecided's answer: u32 count, count x (u64 txid, u16 n, n x u16 participant, write as in LogBatch, u8
+// has_before, [bytes before]).
 std::string encode_undecided(const std::vector<cluster::InheritedWrite>& ws);
 std::optional<std::vector<cluster::InheritedWrite>> decode_undecided(std::span<const std::byte> payload);
 

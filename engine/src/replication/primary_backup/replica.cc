@@ -264,7 +264,8 @@ void PbWorker::note_undecided(const LogBatch& b, const LogWrite& w) {
   const bool found = ctx_.table().get(ctx_.session(), w.key, &value, &version, &word) == store::OpStatus::kOk;
   if (found && version >= w.version) return;  // stale: not applied here
   const bool present = found && !absent(word);
-  node_.undecided().note(cluster::InheritedWrite{b.txid, b.participants, w, present ? std::optional(value) : std::nullopt});
+  node_.undecided().note(
+      cluster::InheritedWrite{b.txid, b.participants, w, present ? std::optional(value) : std::nullopt});
 }
 
 void PbWorker::make_readable(const LogBatch& b) {

@@ -1,8 +1,8 @@
 #pragma once
 // A backup's undecided transaction writes: the kApply writes of transactions across shards that it applied hidden
 // and has not seen decided (made readable, or superseded by a newer write of the key), with the transaction id, its
-// participants and the value each replaced. Together they are the state of those transactions' participant at this shard:
-// when this node becomes the shard's primary it inherits them (election.cc) instead of showing them, since their
+// participants and the value each replaced. Together they are the state of those transactions' participant at this
+// shard: when this node becomes the shard's primary it inherits them (election.cc) instead of showing them, since their
 // coordinator may have aborted them at the other shards, and hands them to the transaction layer
 // (cluster::ReplicaLog::take_inherited), which decides each with the transaction's other participants.
 // Shared by the node's workers (a key's writes may arrive on any of them).

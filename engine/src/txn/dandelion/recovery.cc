@@ -170,8 +170,8 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
     const bool told = states[i] && !(successor[i] && *states[i] == TxnState::kUnknown);
-    *seen += fmt::format("{}{}: {}{}", seen->empty() ? "" : ", ", name, states[i] ? state_name(*states[i]) : "no answer",
-                         successor[i] ? " (successor)" : "");
+    *seen += fmt::format("{}{}: {}{}", seen->empty() ? "" : ", ", name,
+                         states[i] ? state_name(*states[i]) : "no answer", successor[i] ? " (successor)" : "");
     if (!told) {
       complete = false;
       continue;
