@@ -155,7 +155,7 @@ void Recovery::clear_local() {
     cursor = ctx_.table().scan(ctx_.session(), cursor, 256, &items);
     for (const auto& it : items) ctx_.table().remove(ctx_.session(), it.key);
   } while (cursor != 0);
-  (void)undecided_.take();
+  undecided_.clear();
 }
 
 Task<void> Recovery::recover() {

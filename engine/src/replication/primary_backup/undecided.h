@@ -40,6 +40,15 @@ class UndecidedWrites {
     return out;
   }
 
+  // A member that copies its shard again forgets both kinds: what it copies replaces them. (Inherited writes not
+  // taken yet belong to a win whose view was not installed: the records they locked are gone with the copy, and
+  // handing them over if this node won later would decide writes it no longer holds.)
+  void clear() {
+    std::lock_guard<std::mutex> lk(mu_);
+    undecided_.clear();
+    inherited_.clear();
+  }
+
   // Every undecided write (a member that copies the shard from this node notes them too).
   std::vector<cluster::InheritedWrite> copy() const {
     std::lock_guard<std::mutex> lk(mu_);

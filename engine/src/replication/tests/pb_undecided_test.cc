@@ -16,7 +16,7 @@ cluster::InheritedWrite write(uint64_t txid, std::string key, uint64_t version, 
   return cluster::InheritedWrite{txid, {0, 2}, cluster::LogWrite{std::move(key), "new", version}, std::move(before)};
 }
 
-TEST(PbUndecided, BatchesCarryTheTransactionsShards) {
+TEST(PbUndecided, BatchesCarryTheTransactionsParticipants) {
   LogBatch b;
   b.txid = 7;
   b.view = 9;
@@ -71,6 +71,15 @@ TEST(PbUndecided, EachInheritedWriteGoesToItsCoordinatorsWorkerIndex) {
   EXPECT_EQ(w1[1].write.key, "c");
   EXPECT_TRUE(u.take_inherited(1, 2).empty());
   ASSERT_EQ(u.take_inherited(0, 2).size(), 1u);
+}
+
+TEST(PbUndecided, ACopyOfTheShardForgetsUndecidedAndUntakenInheritedWrites) {
+  UndecidedWrites u;
+  u.note(write(txid_of(0, 1), "a", 4, "old"));
+  u.inherit({write(txid_of(0, 2), "b", 4, "x")});
+  u.clear();
+  EXPECT_TRUE(u.take().empty());
+  EXPECT_TRUE(u.take_inherited(0, 1).empty());
 }
 
 }  // namespace
