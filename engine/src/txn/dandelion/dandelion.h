@@ -41,6 +41,10 @@ struct CommitSteps {
   // (one round trip), and the locks are held until the transaction ends; the commit then needs no validation.
   bool lock_at_read = false;
   bool wait_die = false;  // a read that meets a younger holder waits for it; else (and always without) it aborts
+  // MVCC (txn/mvcc/): execution reads are checked at the primary when they are served (they raise the key's read
+  // timestamp), so the commit validates only WATCH expectations, and the lock batches carry the timestamp the
+  // VersionHooks check the written keys against. Writes are applied at unlock (the hooks see every install).
+  bool timestamp_ordered = false;
 };
 
 std::unique_ptr<ConcurrencyControl> make_dnl4(const CcEnv& env);
@@ -49,7 +53,9 @@ std::unique_ptr<ConcurrencyControl> make_dnl1(const CcEnv& env);
 
 class Dandelion final : public ConcurrencyControl {
  public:
-  Dandelion(const CcEnv& env, CommitSteps steps) : env_(env), steps_(steps), participant_(env.ctx, env.log) {}
+  // `hooks` (MVCC): the primary's timestamp checks and version records, called by this worker's participant.
+  Dandelion(const CcEnv& env, CommitSteps steps, VersionHooks* hooks = nullptr)
+      : env_(env), steps_(steps), participant_(env.ctx, env.log, hooks) {}
   Status start() override;
   rpc::Task<Read> read(TxState& tx, const std::string& key) override;
   rpc::Task<Outcome> commit(TxState& tx) override;

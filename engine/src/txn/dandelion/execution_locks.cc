@@ -25,7 +25,7 @@ std::optional<LockReadResult> Dandelion::lock_read_as_primary(const LockRead& l)
   if (!env_.ctx.membership().in_sync()) return std::nullopt;
   LockReadResult r = participant_.lock_read(l);
   if (cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now())) return r;
-  if (r.status == ItemStatus::kOk) participant_.release_taken(Batch{l.txid, {}, 0, {Item{l.key, 0, 0, {}}}}, {{}});
+  if (r.status == ItemStatus::kOk) participant_.release_taken(Batch{l.txid, {}, 0, 0, {Item{l.key, 0, 0, {}}}}, {{}});
   return std::nullopt;
 }
 

@@ -76,11 +76,14 @@ struct Batch {
   // remembered outcomes can go.
   std::vector<uint16_t> participants;
   uint64_t watermark = 0;
+  // Lock batches of a timestamp-ordered protocol (MVCC): the transaction's timestamp (its start, CLOCK_REALTIME ns;
+  // txid breaks ties), which the primary checks the written keys' read and write timestamps against. 0: no check.
+  int64_t ts = 0;
   std::vector<Item> items;
 
   std::string encode() const {
     rpc::Writer w;
-    w.put(txid).put(watermark).put(static_cast<uint16_t>(participants.size()));
+    w.put(txid).put(watermark).put(ts).put(static_cast<uint16_t>(participants.size()));
     for (uint16_t p : participants) w.put(p);
     w.put(static_cast<uint32_t>(items.size()));
     for (const Item& it : items) it.encode(w);
@@ -91,6 +94,7 @@ struct Batch {
     Batch b;
     b.txid = r.get<uint64_t>();
     b.watermark = r.get<uint64_t>();
+    b.ts = r.get<int64_t>();
     auto np = r.get<uint16_t>();
     if (!r.ok() || np > 1024) return std::nullopt;
     for (uint16_t i = 0; i < np && r.ok(); ++i) b.participants.push_back(r.get<uint16_t>());

@@ -59,6 +59,13 @@ std::vector<ItemResult> Participant::lock(const Batch& b) {
       continue;
     }
     out.push_back(lock_one(b.txid, it));
+    // MVCC: a write whose timestamp is below the key's read or write timestamp is refused (timestamp ordering).
+    if (out.back().status == ItemStatus::kOk && hooks_ != nullptr && b.ts != 0 && (it.flags & kWrite) != 0 &&
+        !hooks_->admit(ctx_, it.key, b.txid, b.ts)) {
+      (void)cluster::release_lock(ctx_.table(), ctx_.session(), it.key, b.txid);
+      ++stats_.lock_conflicts;
+      out.back() = ItemResult{ItemStatus::kChanged, out.back().version};
+    }
     if (out.back().status != ItemStatus::kOk) {
       p.all_locked = false;
       continue;
@@ -68,6 +75,7 @@ std::vector<ItemResult> Participant::lock(const Batch& b) {
   }
   std::erase_if(p.items, [](const Item& it) { return it.key.empty(); });  // (released by lock_held)
   p.participants = b.participants;
+  p.ts = b.ts;
   if (existing == pending_.end() && !p.items.empty()) {
     p.since = Clock::now();
     pending_.emplace(b.txid, std::move(p));
@@ -193,7 +201,12 @@ void Participant::unlock_one(uint64_t txid, const Item& it, bool commit, const P
     std::optional<std::string> value;
     const bool known = (it.flags & kDelete) != 0 || logged_value(it, pending, &value);  // a delete carries nothing
     if (known) {
-      log_.apply_at_primary(cluster::LogWrite{it.key, std::move(value), it.version});
+      const auto apply = [&] { log_.apply_at_primary(cluster::LogWrite{it.key, std::move(value), it.version}); };
+      if (hooks_ != nullptr) {
+        hooks_->install(ctx_, it.key, txid, pending == nullptr ? 0 : pending->ts, apply);
+      } else {
+        apply();
+      }
     } else {
       spdlog::error("dandelion: the committed write of {} has no value here (transaction {:#x})", it.key, txid);
     }

@@ -13,6 +13,7 @@
 // recovery decided or fenced (a fenced transaction's later messages from its coordinator are refused).
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,19 @@
 #include "txn/dandelion/messages.h"
 
 namespace rdx::txn::dandelion {
+
+// What a timestamp-ordered protocol (MVCC, txn/mvcc/) adds at a key's primary to the lock-based commit: a check of
+// each written key when it is locked, and a record of the version each commit installs. Null for the others.
+class VersionHooks {
+ public:
+  virtual ~VersionHooks() = default;
+  // `key` was just locked for `txid` (timestamp `ts`, txid breaking ties): false refuses the write (a reader or
+  // writer with a larger timestamp came first), and the caller releases the lock.
+  virtual bool admit(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts) = 0;
+  // The committed write of `key` by `txid` (still locked): `apply` applies it to the store.
+  virtual void install(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts,
+                       const std::function<void()>& apply) = 0;
+};
 
 struct ParticipantStats {
   uint64_t locks = 0, lock_conflicts = 0, validations = 0, validation_failures = 0;
@@ -41,6 +55,7 @@ struct Pending {
   // asks meanwhile must not decide otherwise from a "locked" answer.
   std::optional<bool> decision;
   uint64_t priority = 0;  // 2PL (WAITDIE): the transaction's timestamp, told to those its locks turn away
+  int64_t ts = 0;         // MVCC: the lock batch's timestamp (Batch::ts), its writes' version timestamp
   // Writes this node inherited as a new primary (cluster::InheritedWrite), by key: the value each replaced, which an
   // abort restores (the record holds the inherited write).
   std::map<std::string, std::optional<std::string>> before;
@@ -50,7 +65,8 @@ struct Pending {
 class Participant {
  public:
   using Clock = std::chrono::steady_clock;
-  Participant(cluster::WorkerContext& ctx, cluster::ReplicaLog& log) : ctx_(ctx), log_(log) {}
+  Participant(cluster::WorkerContext& ctx, cluster::ReplicaLog& log, VersionHooks* hooks = nullptr)
+      : ctx_(ctx), log_(log), hooks_(hooks) {}
 
   // Locks a batch's items. A transaction that locked keys here already (2PL's execution reads) adds to them: items
   // it holds are not locked again (their version check is against what it read).
@@ -96,6 +112,7 @@ class Participant {
 
   cluster::WorkerContext& ctx_;
   cluster::ReplicaLog& log_;
+  VersionHooks* hooks_;
   std::unordered_map<uint64_t, Pending> pending_;
   struct Outcome {
     TxnState state;

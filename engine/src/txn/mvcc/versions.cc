@@ -1,0 +1,151 @@
+#include "txn/mvcc/versions.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "cluster/lockword.h"
+
+namespace rdx::txn::mvcc {
+
+using namespace cluster::lockword;
+
+std::shared_ptr<VersionTable> VersionTable::of(cluster::WorkerContext& ctx) {
+  // By store: the workers of one node share it; in-process test clusters run several nodes in one process. A weak
+  // reference, so a later node whose store reuses the address never gets a stopped node's versions.
+  static std::mutex mu;
+  static std::map<const store::HashTable*, std::weak_ptr<VersionTable>> tables;
+  std::lock_guard<std::mutex> lk(mu);
+  std::erase_if(tables, [](const auto& t) { return t.second.expired(); });
+  std::weak_ptr<VersionTable>& slot = tables[&ctx.table()];
+  std::shared_ptr<VersionTable> t = slot.lock();
+  if (!t) {
+    t = std::make_shared<VersionTable>();
+    slot = t;
+  }
+  return t;
+}
+
+Ts VersionTable::now() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return Ts{int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec, 0};
+}
+
+VersionTable::Current VersionTable::current(cluster::WorkerContext& ctx, std::string_view key) {
+  Current c;
+  const store::OpStatus st = ctx.table().get(ctx.session(), key, &c.value, &c.version, &c.lock_word);
+  c.present = st == store::OpStatus::kOk && !absent(c.lock_word);
+  if (!c.present) {
+    c.value.clear();
+    c.version = 0;
+  }
+  return c;
+}
+
+VersionTable::Entry& VersionTable::entry(cluster::WorkerContext& ctx, std::string_view key, const Current& cur) {
+  // A new view of this node's shard: this node has just become its primary (or is one again), and the timestamps
+  // the previous primary checked against are not here. Every key counts as written and read now.
+  const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
+  const uint64_t view = ctx.membership().view(shard).view;
+  if (view_ != view) {
+    entries_.clear();
+    if (view != 0 || view_) floor_ = std::max(floor_, now());
+    view_ = view;
+  }
+  auto it = entries_.find(std::string(key));
+  if (it == entries_.end()) {
+    if (entries_.size() >= kMaxKeys) {
+      // Bounded: keys no writer holds fold into the floor (their versions are forgotten, not their timestamps).
+      std::erase_if(entries_, [this](const auto& e) {
+        if (e.second.writer != 0) return false;
+        floor_ = std::max({floor_, e.second.wts, e.second.rts});
+        return true;
+      });
+    }
+    Entry e;
+    e.wts = e.rts = floor_;
+    e.version = cur.version;
+    e.present = cur.present;
+    return entries_.emplace(std::string(key), std::move(e)).first->second;
+  }
+  Entry& e = it->second;
+  if (e.present != cur.present || e.version != cur.version) {
+    // Written behind the table's back (a single-key write, a coordinator recovery): written and read now, after
+    // every timestamp the key had; the versions before it are not known.
+    Ts t = std::max(now(), Ts{std::max(e.wts.ns, e.rts.ns) + 1, 0});
+    e.wts = e.rts = t;
+    e.version = cur.version;
+    e.present = cur.present;
+    e.olds.clear();
+  }
+  return e;
+}
+
+VersionRead VersionTable::read(cluster::WorkerContext& ctx, std::string_view key, Ts ts, bool planted) {
+  std::lock_guard<std::mutex> lk(mu_);
+  Current cur = current(ctx, key);
+  Entry& e = entry(ctx, key, cur);
+  VersionRead out;
+  const auto latest = [&] {
+    out.status = cur.present ? VersionRead::Status::kOk : VersionRead::Status::kNotFound;
+    out.version = cur.version;
+    out.value = std::move(cur.value);
+    return std::move(out);
+  };
+  // The planted anomaly: the latest version, perhaps written after ts (too new), and no read timestamp kept.
+  if (planted) return latest();
+  const uint64_t w = cur.lock_word;
+  if (locked(w)) {
+    // Held by a writer: only a reader before an admitted writer's timestamp may read around it (the others would
+    // have to see its write, whose outcome is not known yet). An unknown holder (a single-key write) aborts it.
+    if (e.writer == 0 || (w & kOwnerMask) != e.writer || !(ts < e.writer_ts)) return out;
+  } else if (!readable(w)) {
+    return out;
+  }
+  if (e.wts <= ts) {
+    e.rts = std::max(e.rts, ts);
+    return latest();
+  }
+  for (Old& o : e.olds) {
+    if (!(o.wts <= ts)) continue;
+    // (An older version's read timestamp need not be kept: a write after it is already installed, and it was
+    // admitted only after every read of the version it replaced.)
+    out.status = o.present ? VersionRead::Status::kOk : VersionRead::Status::kNotFound;
+    out.version = o.present ? o.version : 0;
+    out.value = o.value;
+    return out;
+  }
+  return out;  // the version for ts is no longer kept: the read aborts
+}
+
+bool VersionTable::admit(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts) {
+  std::lock_guard<std::mutex> lk(mu_);
+  Entry& e = entry(ctx, key, current(ctx, key));
+  const Ts t{ts, txid};
+  if (t < e.wts || t < e.rts) return false;  // (equal: the transaction's own read)
+  e.writer = owner_bits(txid);
+  e.writer_ts = t;
+  return true;
+}
+
+void VersionTable::install(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts,
+                           const std::function<void()>& apply) {
+  std::lock_guard<std::mutex> lk(mu_);
+  Current before = current(ctx, key);
+  Entry& e = entry(ctx, key, before);
+  e.olds.push_front(Old{e.wts, before.version, before.present, std::move(before.value)});
+  while (e.olds.size() > kVersionsKept - 1) e.olds.pop_back();
+  apply();
+  const Current after = current(ctx, key);
+  Ts t{ts, txid};
+  // (The planted anomaly commits without a timestamp, and a recovery may have reset the key meanwhile: the new
+  // version still comes after every timestamp of the key.)
+  if (!(std::max(e.wts, e.rts) < t)) t = Ts{std::max(e.wts.ns, e.rts.ns) + 1, txid};
+  e.wts = e.rts = t;
+  e.version = after.version;
+  e.present = after.present;
+  e.writer = 0;
+}
+
+}  // namespace rdx::txn::mvcc
