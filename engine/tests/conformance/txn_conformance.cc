@@ -93,6 +93,9 @@ class Driver final : public server::Service {
       ++active_;
       rpc::spawn(check());
     }
+    // After its own run a worker still records what its participant's coordinator recovery writes (a recovery-abort
+    // rewrite, for a coordinator that looked lost), which drivers still running may read: collected until the end.
+    if ((stage_ == Stage::kChecking || stage_ == Stage::kDone) && !s_.done.load()) collect_history();
     return 0;
   }
   size_t inflight() const override { return static_cast<size_t>(active_); }
@@ -125,10 +128,16 @@ class Driver final : public server::Service {
     --active_;
   }
 
-  void finish_run() {
+  void collect_history() {
     std::vector<txn::TxRecord> h = svc_.take_history();
+    if (h.empty()) return;
     std::lock_guard<std::mutex> lk(s_.mu);
     for (auto& r : h) s_.history.push_back(std::move(r));
+  }
+
+  void finish_run() {
+    collect_history();
+    std::lock_guard<std::mutex> lk(s_.mu);
     s_.ledger.merge(ledger_);
     for (auto [st, n] : statuses_) s_.statuses[st] += n;
     ++s_.ran_on_node[node_];
