@@ -2,9 +2,9 @@
 //  - Timestamp: a transaction's start (TxState::start_ns, CLOCK_REALTIME ns at begin), its id breaking ties.
 //  - Read: one round trip to the key's primary (a direct call when that is this node), which returns the newest
 //    version written at or before the timestamp, from the store or from the few older versions it keeps
-//    (versions.h), and records the read timestamp; a version no longer kept, or a key held by a writer the read
-//    would have to see, aborts the transaction. Reads never use a local backup copy: the timestamps live at the
-//    primary.
+//    (versions.h), and records the read timestamp; a version no longer kept aborts the transaction, and so does a
+//    key held by a writer the read would have to see, if it is still held after a short wait. Reads never use a local
+//    backup copy: the timestamps live at the primary.
 //  - Commit: Dandelion's dnl4 skeleton (txn/dandelion/), as OCC's: lock the write set at the primaries, where each
 //    written key is admitted only if its latest version was written and read before the timestamp (VersionHooks),
 //    validate WATCH expectations, replicate through the replica log, install at the unlock (the primary keeps the
@@ -33,6 +33,11 @@ using rpc::Task;
 
 // The read message, past Dandelion's in the protocol's range (it carries LockRead: txid, timestamp, key).
 constexpr uint16_t kVersionRead = 16;
+// A read that finds its key held by a writer it would have to see tries again for this long (the writer holds its
+// locks only through its commit, a few round trips) before it aborts. It holds nothing meanwhile, so no wait cycle
+// can form; a writer of a dead coordinator is decided by its participants' recovery within a few failure timeouts.
+constexpr auto kMaxWait = std::chrono::milliseconds(20);
+constexpr int kYieldsPerAttempt = 8;  // between attempts: worker-loop turns
 
 class Mvcc final : public ConcurrencyControl {
  public:
@@ -46,16 +51,13 @@ class Mvcc final : public ConcurrencyControl {
 
   Task<Read> read(TxState& tx, const std::string& key) override {
     const LockRead request{tx.id, static_cast<uint64_t>(tx.start_ns), key};
-    const uint16_t primary = cluster::primary_of(env_.ctx, key);
-    ++(primary == env_.ctx.self() ? env_.counters.local_reads : env_.counters.remote_reads);
+    const auto give_up_at = std::chrono::steady_clock::now() + kMaxWait;
     Read out;
     std::optional<LockReadResult> r;
-    if (primary == env_.ctx.self()) {
-      r = as_primary(request);
-    } else if (auto conn = env_.ctx.peer(primary)) {
-      const std::string payload = request.encode();
-      rpc::Response resp = co_await env_.ctx.rpc().call(*conn, env_.msgs.at(kVersionRead), rpc::as_bytes_of(payload));
-      if (resp.status == Code::kOk) r = LockReadResult::decode(resp.payload);
+    for (;;) {
+      r = co_await read_at_primary(request);
+      if (!r || r->status != dandelion::ItemStatus::kLocked || std::chrono::steady_clock::now() >= give_up_at) break;
+      for (int i = 0; i < kYieldsPerAttempt; ++i) co_await env_.ctx.sched().yield();
     }
     if (!r) {
       out.status = Code::kUnavailable;
@@ -84,6 +86,19 @@ class Mvcc final : public ConcurrencyControl {
     return s;
   }
 
+  // One attempt at the key's primary (a direct call when that is this node); nullopt when it did not answer.
+  Task<std::optional<LockReadResult>> read_at_primary(const LockRead& request) {
+    const uint16_t primary = cluster::primary_of(env_.ctx, request.key);
+    ++(primary == env_.ctx.self() ? env_.counters.local_reads : env_.counters.remote_reads);
+    if (primary == env_.ctx.self()) co_return as_primary(request);
+    auto conn = env_.ctx.peer(primary);
+    if (!conn) co_return std::nullopt;
+    const std::string payload = request.encode();
+    rpc::Response resp = co_await env_.ctx.rpc().call(*conn, env_.msgs.at(kVersionRead), rpc::as_bytes_of(payload));
+    if (resp.status != Code::kOk) co_return std::nullopt;
+    co_return LockReadResult::decode(resp.payload);
+  }
+
   // The read at this node as the key's primary; nullopt unless it still served as the primary when it was done.
   std::optional<LockReadResult> as_primary(const LockRead& l) {
     if (!env_.ctx.membership().in_sync()) return std::nullopt;
@@ -91,7 +106,9 @@ class Mvcc final : public ConcurrencyControl {
         versions_->read(env_.ctx, l.key, Ts{static_cast<int64_t>(l.priority), l.txid}, env_.options.validation_off);
     if (!cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now())) return std::nullopt;
     LockReadResult r;
-    r.status = v.status == VersionRead::Status::kAborted ? dandelion::ItemStatus::kChanged : dandelion::ItemStatus::kOk;
+    r.status = v.status == VersionRead::Status::kAborted  ? dandelion::ItemStatus::kChanged
+               : v.status == VersionRead::Status::kLocked ? dandelion::ItemStatus::kLocked
+                                                          : dandelion::ItemStatus::kOk;
     r.present = v.status == VersionRead::Status::kOk;
     r.version = v.version;
     r.value = v.value;

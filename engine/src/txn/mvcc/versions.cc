@@ -99,8 +99,12 @@ VersionRead VersionTable::read(cluster::WorkerContext& ctx, std::string_view key
   if (locked(w)) {
     // Held by a writer: only a reader before an admitted writer's timestamp may read around it (the others would
     // have to see its write, whose outcome is not known yet). An unknown holder (a single-key write) aborts it.
-    if (e.writer == 0 || (w & kOwnerMask) != e.writer || !(ts < e.writer_ts)) return out;
+    if (e.writer == 0 || (w & kOwnerMask) != e.writer || !(ts < e.writer_ts)) {
+      out.status = VersionRead::Status::kLocked;
+      return out;
+    }
   } else if (!readable(w)) {
+    out.status = VersionRead::Status::kLocked;
     return out;
   }
   if (e.wts <= ts) {

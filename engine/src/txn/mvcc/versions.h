@@ -43,7 +43,9 @@ inline constexpr size_t kVersionsKept = 4;
 inline constexpr size_t kMaxKeys = size_t{1} << 20;
 
 struct VersionRead {
-  enum class Status : uint8_t { kOk, kNotFound, kAborted };
+  // kLocked: held by a writer the read would have to see (a retry may find it installed); kAborted: the version
+  // for the timestamp is no longer kept.
+  enum class Status : uint8_t { kOk, kNotFound, kAborted, kLocked };
   Status status = Status::kAborted;
   uint64_t version = 0;
   std::string value;
