@@ -138,8 +138,8 @@ void VersionTable::install(cluster::WorkerContext& ctx, std::string_view key, ui
   std::lock_guard<std::mutex> lk(mu_);
   Current before = current(ctx, key);
   Entry& e = entry(ctx, key, before);
-  e.olds.push_front(Old{e.wts, before.version, before.present, std::move(before.value)});
-  while (e.olds.size() > kVersionsKept - 1) e.olds.pop_back();
+  e.olds.insert(e.olds.begin(), Old{e.wts, before.version, before.present, std::move(before.value)});
+  if (e.olds.size() > kVersionsKept - 1) e.olds.resize(kVersionsKept - 1);
   apply();
   const Current after = current(ctx, key);
   Ts t{ts, txid};
