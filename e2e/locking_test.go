@@ -13,12 +13,14 @@ import (
 	"github.com/rdx-dev/rdx/e2e/framework"
 )
 
-// startLockingClusters starts the TxClusters lockingClusters tests, named after their protocols.
+// startLockingClusters starts the TxClusters lockingClusters tests, named after their protocols. Their pods request
+// 50m of CPU each: the four clusters' twelve pods beside the sample's must fit in a 2-CPU node's allocatable CPU.
 func startLockingClusters(t *testing.T, env *framework.Env, sample *cluster) []*cluster {
 	var started []*cluster
-	for _, p := range []string{"nowait", "waitdie", "occ"} {
+	for _, p := range []string{"nowait", "waitdie", "mvcc", "occ"} {
 		txn := map[string]any{"protocol": p}
-		spec := map[string]any{"shards": int64(1), "replicas": int64(3), "transactions": txn, "storeMemory": "256Mi"}
+		spec := map[string]any{"shards": int64(1), "replicas": int64(3), "transactions": txn, "storeMemory": "256Mi",
+			"resources": map[string]any{"requests": map[string]any{"cpu": "50m"}}}
 		if p == "occ" {
 			// Reads at the primary (not a local backup copy), so the two backups' reads are one-sided READs.
 			txn["localBackupReads"] = false
@@ -30,10 +32,11 @@ func startLockingClusters(t *testing.T, env *framework.Env, sample *cluster) []*
 }
 
 // lockingClusters tests the TxClusters startLockingClusters started, with each of RCC's two-phase-locking protocols
-// (nowait, waitdie) and with RCC's OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC, WATCH and
-// DISCARD through go-redis and redis-benchmark against each endpoint; then one SmallBank Benchmark over all three with
-// hot accounts (conflicting transactions), whose history must pass the strict-serializability checker with the exact
-// balance invariant at each; the occ pods must have issued one-sided READs; and the TxClusters deleted again.
+// (nowait, waitdie), RCC's MVCC, and RCC's OCC over one-sided primitives (primary-backup, 3 replicas): MULTI/EXEC,
+// WATCH and DISCARD through go-redis and redis-benchmark against each endpoint; then one SmallBank Benchmark over all
+// four with hot accounts (conflicting transactions), whose history must pass the strict-serializability checker with
+// the exact balance invariant at each; the occ pods (the last cluster) must have issued one-sided READs; and the
+// TxClusters deleted again.
 func lockingClusters(t *testing.T, env *framework.Env, sample *cluster, run string, started []*cluster) {
 	var protocols []string
 	for _, c := range started {

@@ -67,7 +67,9 @@ func startTxCluster(t *testing.T, env *framework.Env, sample *cluster, name stri
 		}
 	}
 	spec["transport"] = transport
-	spec["resources"] = map[string]any{"requests": map[string]any{"cpu": "100m"}}
+	if _, own := spec["resources"]; !own {
+		spec["resources"] = map[string]any{"requests": map[string]any{"cpu": "100m"}}
+	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rdx.dev/v1alpha1", "kind": "TxCluster",
 		"spec": spec}}
 	obj.SetName(name)
