@@ -109,13 +109,14 @@ Task<Dandelion::StepResult> Dandelion::step(uint16_t node, Msg type, Batch batch
 }
 
 // Dnl-RO, and dnl4's validation step: every checked version still current at its primary.
-Task<Outcome> Dandelion::validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks) {
+Task<Outcome> Dandelion::validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks, int64_t ts) {
   std::map<uint16_t, Batch> vals;
   for (const auto& [k, v] : checks)
     if (tx.writes.count(k) == 0) vals[primary_of(k)].items.push_back(Item{k, 0, v, {}});
   std::vector<Task<StepResult>> steps;
   for (auto& [node, b] : vals) {
     b.txid = tx.id;
+    b.ts = ts;
     steps.push_back(step(node, kValidate, std::move(b)));
   }
   Outcome outcome = Outcome::kCommitted;
@@ -194,22 +195,27 @@ void Dandelion::crash(uint64_t txid) {
   std::abort();  // (not reached)
 }
 
-Task<Outcome> Dandelion::commit(TxState& tx) {
+Task<Outcome> Dandelion::commit_at(TxState& tx, const CommitTs* at) {
   Outcome outcome = Outcome::kCommitted;
   const CommitSteps& s = steps_;
 
   // Versions to check at commit: what the transaction read, plus its expectations (WATCH). Timestamp-ordered reads
-  // (MVCC) were checked when the primary served them: only those of keys the transaction writes are checked again.
+  // (MVCC) were checked when the primary served them, and leased reads (SUNDIAL) `at` covers need no renewal: only
+  // those of keys the transaction writes are checked again.
+  const bool checked = s.timestamp_ordered || at != nullptr;
   std::map<std::string, uint64_t> checks;
   for (const auto& [k, r] : tx.reads)
-    if (!s.timestamp_ordered || tx.writes.count(k) != 0) checks[k] = r.status == Code::kOk ? r.version : 0;
+    if (!checked || (at != nullptr && at->covered.count(k) == 0) || tx.writes.count(k) != 0)
+      checks[k] = r.status == Code::kOk ? r.version : 0;
+  // (validation_off, the planted anomaly: no timestamp check either.)
+  const int64_t ts = env_.options.validation_off ? 0 : at != nullptr ? at->ts : s.timestamp_ordered ? tx.start_ns : 0;
   for (const auto& [k, v] : tx.expects) {
     auto [it, fresh] = checks.emplace(k, v);
     if (!fresh && it->second != v) outcome = Outcome::kAborted;  // changed between WATCH and the read
   }
   if (outcome == Outcome::kCommitted && tx.writes.empty()) {  // Dnl-RO: validate the read set at the primaries
     // (2PL too: a participant's recovery may have released a read's lock, if this coordinator looked lost.)
-    if (!checks.empty() && !env_.options.validation_off) outcome = co_await validate_reads(tx, checks);
+    if (!checks.empty() && !env_.options.validation_off) outcome = co_await validate_reads(tx, checks, ts);
     ++env_.counters.read_only_commits;
   }
   if (outcome != Outcome::kCommitted || tx.writes.empty()) {
@@ -255,8 +261,7 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
     b.txid = tx.id;
     b.participants = lock_nodes;
     b.watermark = watermark();
-    // (validation_off, the planted anomaly: no timestamp check either.)
-    if (s.timestamp_ordered && !env_.options.validation_off) b.ts = tx.start_ns;
+    b.ts = ts;
     lock_steps.push_back(step(node, kLock, b));
   }
   if (s.hold_at_backups) {
@@ -297,7 +302,7 @@ Task<Outcome> Dandelion::commit(TxState& tx) {
 
   // 2. Read validation (reads that were not locked).
   if (outcome == Outcome::kCommitted && s.validate && !env_.options.validation_off)
-    outcome = co_await validate_reads(tx, checks);
+    outcome = co_await validate_reads(tx, checks, ts);
   for (LogWrite& w : log_writes)
     if (auto v = new_versions.find(w.key); v != new_versions.end()) w.version = v->second;
 

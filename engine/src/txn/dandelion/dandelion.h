@@ -47,6 +47,14 @@ struct CommitSteps {
   bool timestamp_ordered = false;
 };
 
+// A commit at a timestamp the coordinator chose (SUNDIAL, txn/sundial/): the lock batches carry it (the primaries'
+// VersionHooks admit each written key only after its lease) and so do the validation batches (they renew the
+// reads' leases up to it). Reads in `covered` (their leases reach `ts` already) are not validated, unless written.
+struct CommitTs {
+  int64_t ts = 0;
+  std::set<std::string> covered;
+};
+
 std::unique_ptr<ConcurrencyControl> make_dnl4(const CcEnv& env);
 std::unique_ptr<ConcurrencyControl> make_dnl2(const CcEnv& env);
 std::unique_ptr<ConcurrencyControl> make_dnl1(const CcEnv& env);
@@ -58,7 +66,9 @@ class Dandelion final : public ConcurrencyControl {
       : env_(env), steps_(steps), participant_(env.ctx, env.log, hooks) {}
   Status start() override;
   rpc::Task<Read> read(TxState& tx, const std::string& key) override;
-  rpc::Task<Outcome> commit(TxState& tx) override;
+  rpc::Task<Outcome> commit(TxState& tx) override { return commit_at(tx, nullptr); }
+  // The commit, at `at` when given (it must outlive the commit).
+  rpc::Task<Outcome> commit_at(TxState& tx, const CommitTs* at);
   // Releases what the execution reads locked (2PL; nothing is locked before commit otherwise).
   void abort(TxState& tx) override;
 
@@ -66,7 +76,8 @@ class Dandelion final : public ConcurrencyControl {
   using StepResult = std::pair<Code, std::vector<ItemResult>>;
   // One step at one node: a direct call for this node, else an RPC.
   rpc::Task<StepResult> step(uint16_t node, Msg type, Batch batch);
-  rpc::Task<Outcome> validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks);
+  // (`ts`: the validation batches' timestamp, 0 for none.)
+  rpc::Task<Outcome> validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks, int64_t ts);
   // A participant that did not release (a fenced one refuses: a recovery decides there), if any.
   rpc::Task<std::optional<uint16_t>> unlock_all(std::map<uint16_t, Batch> unlocks);
   rpc::Task<Outcome> outcome_from(uint16_t node, uint64_t txid);

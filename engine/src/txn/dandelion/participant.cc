@@ -177,7 +177,14 @@ ItemResult Participant::validate_one(uint64_t txid, const Item& it) {
 std::vector<ItemResult> Participant::validate(const Batch& b) {
   std::vector<ItemResult> out;
   out.reserve(b.items.size());
-  for (const Item& it : b.items) out.push_back(validate_one(b.txid, it));
+  for (const Item& it : b.items) {
+    out.push_back(validate_one(b.txid, it));
+    if (out.back().status == ItemStatus::kOk && hooks_ != nullptr && b.ts != 0 &&
+        !hooks_->renew(ctx_, it.key, b.txid, it.version, b.ts)) {
+      ++stats_.validation_failures;
+      out.back().status = ItemStatus::kChanged;
+    }
+  }
   return out;
 }
 

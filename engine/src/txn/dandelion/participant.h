@@ -26,8 +26,9 @@
 
 namespace rdx::txn::dandelion {
 
-// What a timestamp-ordered protocol (MVCC, txn/mvcc/) adds at a key's primary to the lock-based commit: a check of
-// each written key when it is locked, and a record of the version each commit installs. Null for the others.
+// What a timestamp-ordered protocol (MVCC, txn/mvcc/; SUNDIAL, txn/sundial/) adds at a key's primary to the lock-based
+// commit: a check of each written key when it is locked, and a record of the version each commit installs. Null for the
+// others.
 class VersionHooks {
  public:
   virtual ~VersionHooks() = default;
@@ -37,6 +38,12 @@ class VersionHooks {
   // The committed write of `key` by `txid` (still locked): `apply` applies it to the store.
   virtual void install(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts,
                        const std::function<void()>& apply) = 0;
+  // A read of `key` at `version` that validation found unchanged and not held by another, in a validation batch
+  // with a timestamp (SUNDIAL: the lease is renewed up to `ts`): false fails the validation.
+  virtual bool renew(cluster::WorkerContext& /*ctx*/, std::string_view /*key*/, uint64_t /*txid*/, uint64_t /*version*/,
+                     int64_t /*ts*/) {
+    return true;
+  }
 };
 
 struct ParticipantStats {

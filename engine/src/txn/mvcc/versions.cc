@@ -1,36 +1,17 @@
 #include "txn/mvcc/versions.h"
 
 #include <algorithm>
-#include <ctime>
-#include <map>
 
 #include "cluster/lockword.h"
+#include "txn/per_node.h"
 
 namespace rdx::txn::mvcc {
 
 using namespace cluster::lockword;
 
-std::shared_ptr<VersionTable> VersionTable::of(cluster::WorkerContext& ctx) {
-  // By store: the workers of one node share it; in-process test clusters run several nodes in one process. A weak
-  // reference, so a later node whose store reuses the address never gets a stopped node's versions.
-  static std::mutex mu;
-  static std::map<const store::HashTable*, std::weak_ptr<VersionTable>> tables;
-  std::lock_guard<std::mutex> lk(mu);
-  std::erase_if(tables, [](const auto& t) { return t.second.expired(); });
-  std::weak_ptr<VersionTable>& slot = tables[&ctx.table()];
-  std::shared_ptr<VersionTable> t = slot.lock();
-  if (!t) {
-    t = std::make_shared<VersionTable>();
-    slot = t;
-  }
-  return t;
-}
+std::shared_ptr<VersionTable> VersionTable::of(cluster::WorkerContext& ctx) { return per_node<VersionTable>(ctx); }
 
-Ts VersionTable::now() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return Ts{int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec, 0};
-}
+Ts VersionTable::now() { return Ts{realtime_ns(), 0}; }
 
 VersionTable::Current VersionTable::current(cluster::WorkerContext& ctx, std::string_view key) {
   Current c;
