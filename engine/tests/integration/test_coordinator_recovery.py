@@ -49,6 +49,8 @@ EXPECTED = {
     "occ": {"after-lock": "aborted", "after-replicate": "aborted", "mid-unlock": "committed"},
     # MVCC's commit is occ's (the timestamps only decide whether a lock is admitted).
     "mvcc": {"after-lock": "aborted", "after-replicate": "aborted", "mid-unlock": "committed"},
+    # SUNDIAL's too (the commit timestamp only decides admissions and lease renewals).
+    "sundial": {"after-lock": "aborted", "after-replicate": "aborted", "mid-unlock": "committed"},
 }
 
 STAMP = r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})"  # rdx-local's log lines: <time> <level> <message>
