@@ -128,9 +128,9 @@ def test_lock_requests_for_another_shards_keys_are_refused(cluster, protocol):
     member = next(i for i, n in enumerate(cluster.topology["nodes"]) if n["name"] == "n1")
     port = cluster.node("n0")["port"]
 
-    def batch(txid, names):  # txid, watermark, participants [n0], items (key, flags 0: a read lock / an abort)
+    def batch(txid, names):  # txid, watermark, ts 0, participants [n0], items (key, flags 0: a read lock / an abort)
         items = b"".join(key_bytes(k.encode()) + struct.pack("<BQ", 0, 0) + key_bytes(b"") for k in names)
-        return struct.pack("<QQHHI", txid, 0, 1, 0, len(names)) + items
+        return struct.pack("<QQqHHI", txid, 0, 0, 1, 0, len(names)) + items
 
     # 40 keys over 2 shards: some are n1's, and a batch naming any of them is refused whole.
     statuses = send_requests(port, [(first + 0, batch(77, keys)), (first + 1, batch(77, keys))], src_node=member)
