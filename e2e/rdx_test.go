@@ -193,7 +193,7 @@ func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
 		value string
 		want  string
 	}{
-		{[]string{"spec", "transactions", "protocol"}, "sundial", `Unsupported value: "sundial": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc"`},
+		{[]string{"spec", "transactions", "protocol"}, "calvin", `Unsupported value: "calvin": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "sundial"`},
 		{[]string{"spec", "replication", "protocol"}, "derecho", `Unsupported value: "derecho": supported values: "primary-backup"`},
 		// zab is implemented but carries no transactions: with the sample's dnl4 the CEL rule refuses it.
 		{[]string{"spec", "replication", "protocol"}, "zab", `replication.protocol zab replicates single keys only: it cannot carry transactions (set transactions.protocol to none)`},

@@ -126,7 +126,7 @@ func TestKubectlExplainAndColumns(t *testing.T) {
 	expectAll(t, "kubectl explain txc.spec.transport.rdma.mode", out, "sharedDevice", "sriov", "hostDevice",
 		"k8s.v1.cni.cncf.io/networks")
 	out = k("explain", "txc.spec.transactions.protocol")
-	expectAll(t, "kubectl explain txc.spec.transactions.protocol", out, "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc")
+	expectAll(t, "kubectl explain txc.spec.transactions.protocol", out, "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "sundial")
 	out = k("explain", "replicasets.rdx.dev")
 	expectAll(t, "kubectl explain replicasets.rdx.dev", out, "has no ReplicaSet controller",
 		"the API server refuses to create ReplicaSet objects")

@@ -350,10 +350,10 @@ type BatchingSpec struct {
 }
 
 // TransactionProtocol is a commit protocol rdxd implements, or none.
-// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;nowait;waitdie;occ;mvcc;none
+// +kubebuilder:validation:Enum=dnl4;dnl2;dnl1;nowait;waitdie;occ;mvcc;sundial;none
 type TransactionProtocol string
 
-// Commit protocols (Dandelion variants and RCC's OCC, MVCC and 2PL ones), and none: single-key commands only.
+// Commit protocols (Dandelion variants and RCC's OCC, MVCC, SUNDIAL and 2PL ones), and none: single-key commands only.
 const (
 	ProtocolDNL4    TransactionProtocol = "dnl4"
 	ProtocolDNL2    TransactionProtocol = "dnl2"
@@ -362,6 +362,7 @@ const (
 	ProtocolWaitDie TransactionProtocol = "waitdie"
 	ProtocolOCC     TransactionProtocol = "occ"
 	ProtocolMVCC    TransactionProtocol = "mvcc"
+	ProtocolSundial TransactionProtocol = "sundial"
 	ProtocolNone    TransactionProtocol = "none"
 )
 
@@ -371,9 +372,10 @@ type TransactionsSpec struct {
 	// RCC's two-phase-locking protocols nowait or waitdie (each read locks its key at the primary; a held key aborts
 	// the transaction, or under waitdie waits for a younger holder), RCC's occ (optimistic reads, one-sided with
 	// transport.primitives onesided or hybrid; commit as dnl4), RCC's mvcc (timestamp ordering over a few versions
-	// per key at the primary, reads at the primary; commit as occ; transport.primitives rpc only), or none (no transactions: MULTI/EXEC and
-	// multi-key commands are refused, single-key commands run; required by replication protocols abd, paxos, hermes,
-	// craq and zab), written verbatim to topology txn.protocol.
+	// per key at the primary, reads at the primary; commit as occ; transport.primitives rpc only), RCC's sundial
+	// (logical leases per key at the primary, renewed at commit; commit as occ; transport.primitives rpc only), or
+	// none (no transactions: MULTI/EXEC and multi-key commands are refused, single-key commands run; required by
+	// replication protocols abd, paxos, hermes, craq and zab), written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`

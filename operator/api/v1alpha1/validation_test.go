@@ -118,7 +118,7 @@ var createCases = []struct {
 		`{transport: {kind: verbs, rdma: {mode: sriov, resourceName: a.b/c, networks: [sriov-net], privileged: false}}}`,
 		"transport.rdma.hostNetwork and privileged apply only to rdma.mode hostDevice"},
 	{"unknown transaction protocol", "TxCluster", "db", `{transactions: {protocol: 2pl}}`,
-		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc"`},
+		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "sundial"`},
 	{"one-sided primitives with a protocol that runs over RPC only", "TxCluster", "db", `{transport: {primitives: onesided}}`,
 		"transport.primitives onesided is honoured by transactions.protocol occ only: dnl4 runs every phase over RPC"},
 	{"unknown primitives", "TxCluster", "db", `{transactions: {protocol: occ}, transport: {primitives: rdma}}`,

@@ -33,9 +33,10 @@ TEST(Node, RefusesProtocolsThisBuildDoesNotImplementNamingTheOnesItHas) {
   EXPECT_NE(rep.message().find("replication protocol 'derecho' is not implemented"), std::string::npos)
       << rep.message();
   EXPECT_NE(rep.message().find("primary-backup"), std::string::npos) << rep.message();
-  Status cc = create(topology("primary-backup", "sundial", "rpc"));
+  Status cc = create(topology("primary-backup", "calvin", "rpc"));
   EXPECT_EQ(cc.code(), Code::kUnsupported);
   EXPECT_NE(cc.message().find("dnl4, dnl2, dnl1"), std::string::npos) << cc.message();
+  EXPECT_NE(cc.message().find("sundial"), std::string::npos) << cc.message();
 }
 
 TEST(Node, AcceptsThePrimitivesAProtocolHonours) {

@@ -33,10 +33,10 @@ type refusal struct {
 // serve.
 func unimplemented() []refusal {
 	var cases []refusal
-	for _, p := range []string{"sundial", "calvin"} {
+	for _, p := range []string{"calvin"} {
 		cases = append(cases, refusal{"txn-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transactions.Protocol = rdxv1.TransactionProtocol(p) },
-			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "none"`, p)})
+			fmt.Sprintf(`spec.transactions.protocol: Unsupported value: %q: supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "sundial", "none"`, p)})
 	}
 	for _, p := range []string{"multipaxos", "derecho", "allaboard", "cht", "chtmultileader"} {
 		cases = append(cases, refusal{"repl-" + p,
