@@ -25,6 +25,8 @@
 // Choosing the timestamp before locking (not from the locked keys' leases, as Sundial does) keeps Dandelion's lock
 // step unchanged: a blind write aborts if a read since `now` extended its key's lease.
 // Planted anomaly (TxnOptions::validation_off): no renewal or validation, and writes are admitted at no timestamp.
+#include <algorithm>
+
 #include "txn/dandelion/dandelion.h"
 #include "txn/per_node.h"
 #include "txn/sundial/leases.h"
@@ -38,6 +40,9 @@ using rpc::Task;
 
 // The read message, past Dandelion's in the protocol's range (it carries LockRead: txid, 0, key).
 constexpr uint16_t kLeaseRead = 16;
+// Running transactions whose read leases a worker keeps: one that ends without commit or abort (given up while a
+// read was on its way) would stay; past this many the oldest id goes (its commit then assumes nothing of it).
+constexpr size_t kMaxHeld = 4096;
 
 struct Reply {
   LeaseRead r;
@@ -84,6 +89,7 @@ class Sundial final : public ConcurrencyControl {
       out.status = Code::kAborted;
       co_return out;
     }
+    if (held_.size() >= kMaxHeld && held_.count(tx.id) == 0) held_.erase(held_.begin());  // (see kMaxHeld)
     held_[tx.id][key] = r->lease;
     out.status = r->status == LeaseRead::Status::kOk ? Code::kOk : Code::kNotFound;
     out.version = r->version;
@@ -93,8 +99,12 @@ class Sundial final : public ConcurrencyControl {
 
   Task<Outcome> commit(TxState& tx) override {
     const std::map<std::string, Lease> leases = take(tx.id);
+    // (A read whose lease was dropped (kMaxHeld) has an unknown wts, at most the clock now: such a transaction
+    // commits at now, and the read is renewed, not covered.)
+    const bool all_known =
+        std::all_of(tx.reads.begin(), tx.reads.end(), [&](const auto& r) { return leases.count(r.first) != 0; });
     dandelion::CommitTs at;
-    at.ts = tx.writes.empty() ? tx.start_ns : realtime_ns();
+    at.ts = tx.writes.empty() && all_known ? tx.start_ns : realtime_ns();
     for (const auto& [k, l] : leases) {
       at.ts = std::max(at.ts, l.wts);
       if (tx.writes.count(k) != 0) at.ts = std::max(at.ts, l.rts + 1);
