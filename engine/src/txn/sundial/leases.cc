@@ -89,6 +89,9 @@ bool LeaseTable::renew(cluster::WorkerContext& ctx, std::string_view key, uint64
   if (!locked(cur.lock_word) && !readable(cur.lock_word)) return false;
   if (cur.version != version) return false;
   Entry& e = entry(ctx, key, cur);
+  // A version written after ts cannot be read at ts (a WATCH expectation, or a read whose wts the timestamp does
+  // not include).
+  if (e.lease.wts > ts) return false;
   e.lease.rts = std::max(e.lease.rts, ts);
   return true;
 }
