@@ -62,7 +62,7 @@ for tier in $tiers; do
       ASAN_OPTIONS=detect_leaks=1 integration "$here/build/asan/bin" \
         "$here/tests/integration/test_cluster.py" "$here/tests/integration/test_bad_input.py" \
         "$here/tests/integration/test_recovery.py" "$here/tests/integration/test_txn.py" \
-        -k "not dnl2 and not dnl1 and not nowait and not waitdie and not mvcc and not hybrid and not planted"
+        -k "not dnl2 and not dnl1 and not nowait and not waitdie and not mvcc and not sundial and not hybrid and not planted"
       ;;
     tsan)
       log "tsan: build (the concurrency tests)"
