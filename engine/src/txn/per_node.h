@@ -5,7 +5,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 
+#include "cluster/lockword.h"
 #include "cluster/worker_context.h"
 
 namespace rdx::txn {
@@ -34,5 +38,41 @@ inline int64_t realtime_ns() {
   clock_gettime(CLOCK_REALTIME, &t);
   return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
 }
+
+// A key's latest version in the store, as a per-node table of per-key timestamps checks it: absent (no record, or a
+// delete) is version 0 with no value.
+struct StoredVersion {
+  bool present = false;
+  uint64_t version = 0, lock_word = 0;
+  std::string value;
+};
+inline StoredVersion stored_version(cluster::WorkerContext& ctx, std::string_view key) {
+  StoredVersion c;
+  const store::OpStatus st = ctx.table().get(ctx.session(), key, &c.value, &c.version, &c.lock_word);
+  c.present = st == store::OpStatus::kOk && !cluster::lockword::absent(c.lock_word);
+  if (!c.present) {
+    c.value.clear();
+    c.version = 0;
+  }
+  return c;
+}
+
+// Tells a per-node table of per-key timestamps when this node's shard entered a new view: the node has just become
+// its primary (or is one again), and the timestamps the previous primary checked against are not here, so every key
+// must count as written and read now. Not for the first view 0 a table sees (a new cluster: nothing before it).
+class ShardViewWatch {
+ public:
+  bool changed(cluster::WorkerContext& ctx) {
+    const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
+    const uint64_t view = ctx.membership().view(shard).view;
+    if (view_ == view) return false;
+    const bool first_view_zero = !view_ && view == 0;
+    view_ = view;
+    return !first_view_zero;
+  }
+
+ private:
+  std::optional<uint64_t> view_;
+};
 
 }  // namespace rdx::txn

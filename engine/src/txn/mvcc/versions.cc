@@ -13,26 +13,11 @@ std::shared_ptr<VersionTable> VersionTable::of(cluster::WorkerContext& ctx) { re
 
 Ts VersionTable::now() { return Ts{realtime_ns(), 0}; }
 
-VersionTable::Current VersionTable::current(cluster::WorkerContext& ctx, std::string_view key) {
-  Current c;
-  const store::OpStatus st = ctx.table().get(ctx.session(), key, &c.value, &c.version, &c.lock_word);
-  c.present = st == store::OpStatus::kOk && !absent(c.lock_word);
-  if (!c.present) {
-    c.value.clear();
-    c.version = 0;
-  }
-  return c;
-}
-
-VersionTable::Entry& VersionTable::entry(cluster::WorkerContext& ctx, std::string_view key, const Current& cur) {
-  // A new view of this node's shard: this node has just become its primary (or is one again), and the timestamps
-  // the previous primary checked against are not here. Every key counts as written and read now.
-  const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
-  const uint64_t view = ctx.membership().view(shard).view;
-  if (view_ != view) {
+VersionTable::Entry& VersionTable::entry(cluster::WorkerContext& ctx, std::string_view key, const StoredVersion& cur) {
+  // A new view of this node's shard (ShardViewWatch): every key counts as written and read now.
+  if (view_watch_.changed(ctx)) {
     entries_.clear();
-    if (view != 0 || view_) floor_ = std::max(floor_, now());
-    view_ = view;
+    floor_ = std::max(floor_, now());
   }
   auto it = entries_.find(std::string(key));
   if (it == entries_.end()) {
@@ -65,7 +50,7 @@ VersionTable::Entry& VersionTable::entry(cluster::WorkerContext& ctx, std::strin
 
 VersionRead VersionTable::read(cluster::WorkerContext& ctx, std::string_view key, Ts ts, bool planted) {
   std::lock_guard<std::mutex> lk(mu_);
-  Current cur = current(ctx, key);
+  StoredVersion cur = stored_version(ctx, key);
   Entry& e = entry(ctx, key, cur);
   VersionRead out;
   const auto latest = [&] {
@@ -106,7 +91,7 @@ VersionRead VersionTable::read(cluster::WorkerContext& ctx, std::string_view key
 
 bool VersionTable::admit(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts) {
   std::lock_guard<std::mutex> lk(mu_);
-  Entry& e = entry(ctx, key, current(ctx, key));
+  Entry& e = entry(ctx, key, stored_version(ctx, key));
   const Ts t{ts, txid};
   if (t < e.wts || t < e.rts) return false;  // (equal: the transaction's own read)
   e.writer = owner_bits(txid);
@@ -117,12 +102,12 @@ bool VersionTable::admit(cluster::WorkerContext& ctx, std::string_view key, uint
 void VersionTable::install(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts,
                            const std::function<void()>& apply) {
   std::lock_guard<std::mutex> lk(mu_);
-  Current before = current(ctx, key);
+  StoredVersion before = stored_version(ctx, key);
   Entry& e = entry(ctx, key, before);
   e.olds.insert(e.olds.begin(), Old{e.wts, before.version, before.present, std::move(before.value)});
   if (e.olds.size() > kVersionsKept - 1) e.olds.resize(kVersionsKept - 1);
   apply();
-  const Current after = current(ctx, key);
+  const StoredVersion after = stored_version(ctx, key);
   Ts t{ts, txid};
   // (The planted anomaly commits without a timestamp, and a recovery may have reset the key meanwhile: the new
   // version still comes after every timestamp of the key.)

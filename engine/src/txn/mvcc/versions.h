@@ -28,6 +28,7 @@
 
 #include "cluster/worker_context.h"
 #include "txn/dandelion/participant.h"
+#include "txn/per_node.h"
 
 namespace rdx::txn::mvcc {
 
@@ -80,20 +81,14 @@ class VersionTable final : public dandelion::VersionHooks {
     Ts writer_ts;
     std::vector<Old> olds;  // newest first (a vector: an empty std::deque allocates about 600 bytes)
   };
-  struct Current {
-    bool present = false;
-    uint64_t version = 0, lock_word = 0;
-    std::string value;
-  };
-  static Current current(cluster::WorkerContext& ctx, std::string_view key);
   // The key's entry, made or reset to agree with the store's latest version `cur`. Caller holds mu_.
-  Entry& entry(cluster::WorkerContext& ctx, std::string_view key, const Current& cur);
+  Entry& entry(cluster::WorkerContext& ctx, std::string_view key, const StoredVersion& cur);
   static Ts now();
 
   std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
   Ts floor_;
-  std::optional<uint64_t> view_;  // the view of this node's shard the entries belong to
+  ShardViewWatch view_watch_;
 };
 
 }  // namespace rdx::txn::mvcc

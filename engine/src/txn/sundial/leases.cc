@@ -11,26 +11,11 @@ using namespace cluster::lockword;
 
 std::shared_ptr<LeaseTable> LeaseTable::of(cluster::WorkerContext& ctx) { return per_node<LeaseTable>(ctx); }
 
-LeaseTable::Current LeaseTable::current(cluster::WorkerContext& ctx, std::string_view key) {
-  Current c;
-  const store::OpStatus st = ctx.table().get(ctx.session(), key, &c.value, &c.version, &c.lock_word);
-  c.present = st == store::OpStatus::kOk && !absent(c.lock_word);
-  if (!c.present) {
-    c.value.clear();
-    c.version = 0;
-  }
-  return c;
-}
-
-LeaseTable::Entry& LeaseTable::entry(cluster::WorkerContext& ctx, std::string_view key, const Current& cur) {
-  // A new view of this node's shard: the previous primary's leases are not here; every key counts as written and
-  // read now (a write at a timestamp taken before aborts).
-  const auto shard = static_cast<uint32_t>(ctx.topology().nodes[ctx.self()].shard);
-  const uint64_t view = ctx.membership().view(shard).view;
-  if (view_ != view) {
+LeaseTable::Entry& LeaseTable::entry(cluster::WorkerContext& ctx, std::string_view key, const StoredVersion& cur) {
+  // A new view of this node's shard (ShardViewWatch): every key counts as written and read now.
+  if (view_watch_.changed(ctx)) {
     entries_.clear();
-    if (view != 0 || view_) floor_ = std::max(floor_, realtime_ns());
-    view_ = view;
+    floor_ = std::max(floor_, realtime_ns());
   }
   auto it = entries_.find(std::string(key));
   if (it == entries_.end()) {
@@ -59,7 +44,7 @@ LeaseTable::Entry& LeaseTable::entry(cluster::WorkerContext& ctx, std::string_vi
 
 LeaseRead LeaseTable::read(cluster::WorkerContext& ctx, std::string_view key) {
   std::lock_guard<std::mutex> lk(mu_);
-  Current cur = current(ctx, key);
+  StoredVersion cur = stored_version(ctx, key);
   LeaseRead out;
   const uint64_t w = cur.lock_word;
   if (!locked(w) && !readable(w)) return out;  // kBusy
@@ -76,7 +61,7 @@ LeaseRead LeaseTable::read(cluster::WorkerContext& ctx, std::string_view key) {
 
 bool LeaseTable::admit(cluster::WorkerContext& ctx, std::string_view key, uint64_t /*txid*/, int64_t ts) {
   std::lock_guard<std::mutex> lk(mu_);
-  const Entry& e = entry(ctx, key, current(ctx, key));
+  const Entry& e = entry(ctx, key, stored_version(ctx, key));
   return ts > e.lease.rts && ts > e.lease.wts;
 }
 
@@ -84,7 +69,7 @@ bool LeaseTable::renew(cluster::WorkerContext& ctx, std::string_view key, uint64
   std::lock_guard<std::mutex> lk(mu_);
   // Checked again under the mutex: a writer locks the record before its admission (under the mutex), so either it
   // sees the renewed rts or this sees its lock.
-  const Current cur = current(ctx, key);
+  const StoredVersion cur = stored_version(ctx, key);
   if (locked(cur.lock_word) && (cur.lock_word & kOwnerMask) != owner_bits(txid)) return false;
   if (!locked(cur.lock_word) && !readable(cur.lock_word)) return false;
   if (cur.version != version) return false;
@@ -99,12 +84,12 @@ bool LeaseTable::renew(cluster::WorkerContext& ctx, std::string_view key, uint64
 void LeaseTable::install(cluster::WorkerContext& ctx, std::string_view key, uint64_t /*txid*/, int64_t ts,
                          const std::function<void()>& apply) {
   std::lock_guard<std::mutex> lk(mu_);
-  Entry& e = entry(ctx, key, current(ctx, key));
+  Entry& e = entry(ctx, key, stored_version(ctx, key));
   // (The planted anomaly commits without a timestamp, and a failover or the bound may have reset the lease since the
   // admission: the new version still comes after every read of the old one.)
   const int64_t t = ts > e.lease.rts && ts > e.lease.wts ? ts : std::max(e.lease.wts, e.lease.rts) + 1;
   apply();
-  const Current after = current(ctx, key);
+  const StoredVersion after = stored_version(ctx, key);
   e.lease = Lease{t, t};
   e.version = after.version;
   e.present = after.present;

@@ -28,6 +28,7 @@
 
 #include "cluster/worker_context.h"
 #include "txn/dandelion/participant.h"
+#include "txn/per_node.h"
 
 namespace rdx::txn::sundial {
 
@@ -67,19 +68,13 @@ class LeaseTable final : public dandelion::VersionHooks {
     uint64_t version = 0;
     bool present = false;
   };
-  struct Current {
-    bool present = false;
-    uint64_t version = 0, lock_word = 0;
-    std::string value;
-  };
-  static Current current(cluster::WorkerContext& ctx, std::string_view key);
   // The key's entry, made or reset to agree with the store's latest version `cur`. Caller holds mu_.
-  Entry& entry(cluster::WorkerContext& ctx, std::string_view key, const Current& cur);
+  Entry& entry(cluster::WorkerContext& ctx, std::string_view key, const StoredVersion& cur);
 
   std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
   int64_t floor_ = 0;
-  std::optional<uint64_t> view_;  // the view of this node's shard the entries belong to
+  ShardViewWatch view_watch_;
 };
 
 }  // namespace rdx::txn::sundial
