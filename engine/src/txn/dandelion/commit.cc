@@ -199,16 +199,13 @@ Task<Outcome> Dandelion::commit_at(TxState& tx, const CommitTs* at) {
   Outcome outcome = Outcome::kCommitted;
   const CommitSteps& s = steps_;
 
-  // Versions to check at commit: what the transaction read, plus its expectations (WATCH). Timestamp-ordered reads
-  // (MVCC) were checked when the primary served them, and leased reads (SUNDIAL) `at` covers need no renewal: only
-  // those of keys the transaction writes are checked again.
-  const bool checked = s.timestamp_ordered || at != nullptr;
+  // Versions to check at commit: what the transaction read, plus its expectations (WATCH). Reads a timestamped
+  // commit covers (CommitTs) are checked again only if the transaction writes their keys.
   std::map<std::string, uint64_t> checks;
   for (const auto& [k, r] : tx.reads)
-    if (!checked || (at != nullptr && at->covered.count(k) == 0) || tx.writes.count(k) != 0)
-      checks[k] = r.status == Code::kOk ? r.version : 0;
+    if (at == nullptr || !at->covers(k) || tx.writes.count(k) != 0) checks[k] = r.status == Code::kOk ? r.version : 0;
   // (validation_off, the planted anomaly: no timestamp check either.)
-  const int64_t ts = env_.options.validation_off ? 0 : at != nullptr ? at->ts : s.timestamp_ordered ? tx.start_ns : 0;
+  const int64_t ts = env_.options.validation_off || at == nullptr ? 0 : at->ts;
   for (const auto& [k, v] : tx.expects) {
     auto [it, fresh] = checks.emplace(k, v);
     if (!fresh && it->second != v) outcome = Outcome::kAborted;  // changed between WATCH and the read

@@ -41,18 +41,17 @@ struct CommitSteps {
   // (one round trip), and the locks are held until the transaction ends; the commit then needs no validation.
   bool lock_at_read = false;
   bool wait_die = false;  // a read that meets a younger holder waits for it; else (and always without) it aborts
-  // MVCC (txn/mvcc/): execution reads are checked at the primary when they are served (they raise the key's read
-  // timestamp), so the commit validates only WATCH expectations, and the lock batches carry the timestamp the
-  // VersionHooks check the written keys against. Writes are applied at unlock (the hooks see every install).
-  bool timestamp_ordered = false;
 };
 
-// A commit at a timestamp the coordinator chose (SUNDIAL, txn/sundial/): the lock batches carry it (the primaries'
-// VersionHooks admit each written key only after its lease) and so do the validation batches (they renew the
-// reads' leases up to it). Reads in `covered` (their leases reach `ts` already) are not validated, unless written.
+// A commit at a timestamp (MVCC's start timestamp, txn/mvcc/; SUNDIAL's chosen one, txn/sundial/): the lock batches
+// carry it (the primaries' VersionHooks admit each written key only after its read and write timestamps) and so do
+// the validation batches (SUNDIAL renews the reads' leases up to it). Reads in `covered` (MVCC: every read, checked
+// when the primary served it; SUNDIAL: those whose leases reach `ts` already) are not validated, unless written.
 struct CommitTs {
   int64_t ts = 0;
+  bool covers_every_read = false;  // (MVCC: saves copying every read key into `covered`)
   std::set<std::string> covered;
+  bool covers(const std::string& key) const { return covers_every_read || covered.count(key) != 0; }
 };
 
 std::unique_ptr<ConcurrencyControl> make_dnl4(const CcEnv& env);

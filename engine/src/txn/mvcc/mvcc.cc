@@ -73,7 +73,13 @@ class Mvcc final : public ConcurrencyControl {
     co_return out;
   }
 
-  Task<Outcome> commit(TxState& tx) override { return commit_.commit(tx); }
+  // At the transaction's timestamp, every read covered: each was checked when its primary served it.
+  Task<Outcome> commit(TxState& tx) override {
+    dandelion::CommitTs at;
+    at.ts = tx.start_ns;
+    at.covers_every_read = true;
+    co_return co_await commit_.commit_at(tx, &at);
+  }
   void abort(TxState& tx) override { commit_.abort(tx); }
 
  private:
@@ -82,7 +88,6 @@ class Mvcc final : public ConcurrencyControl {
     s.validate = true;  // (WATCH expectations only: reads were checked when served)
     s.replicate = true;
     s.report_after_unlock = true;
-    s.timestamp_ordered = true;
     return s;
   }
 
