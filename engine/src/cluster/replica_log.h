@@ -13,6 +13,7 @@
 //                                                      kHold: applies W with its versions, or drops it (abort)
 // `scope` must live until the writes are final everywhere: a member that joins waits for every scope of an older
 // generation (a write that chose its replicas before the member joined must be in the snapshot it copies).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,19 @@ struct InheritedWrite {
   std::vector<uint16_t> participants;
   LogWrite write;                     // version: the one the write creates
   std::optional<std::string> before;  // the value it replaced (nullopt: the key was absent), restored by an abort
+};
+
+// What a node heard of a transaction across shards as a backup of its shard (the writes replicated to it): how a
+// new primary answers for its predecessor about a transaction whose writes it did not inherit.
+struct TxnHeard {
+  enum class Kind : uint8_t {
+    kNotKept,     // this protocol (or this node, while it copies its shard) keeps no such record
+    kNothing,     // no write of it was replicated here, and any within `complete_for` would have been
+    kShown,       // its writes were replicated here and shown: its coordinator committed them
+    kReplicated,  // its writes were replicated here, not shown since (undecided, or decided by a later write)
+  };
+  Kind kind = Kind::kNotKept;
+  std::chrono::milliseconds complete_for{0};  // kNothing: how far back this node heard every replicated write
 };
 
 enum class LogMode : uint8_t {
@@ -105,6 +119,8 @@ class ReplicaLog {
   // The writes this node inherited as a new primary (InheritedWrite) whose transactions this worker decides; each is
   // returned once. A decision goes through replicate and apply_at_primary like any other, then releases the lock.
   virtual std::vector<InheritedWrite> take_inherited() { return {}; }
+  // What this node heard of transaction `txid` as a backup (TxnHeard).
+  virtual TxnHeard heard(uint64_t /*txid*/) { return {}; }
 
  protected:
   virtual void end(uint64_t gen) = 0;

@@ -134,22 +134,27 @@ def test_dead_coordinators_transactions_are_decided_alike_and_their_locks_freed(
     assert lin == 0, f"{lin_report} (see {html})"
 
 
-@pytest.mark.parametrize("protocol", ["dnl4", "dnl2"])
-def test_a_coordinator_that_dies_with_its_shards_primary_is_rolled_forward(cluster, protocol):
-    """n0, shard 0's primary, coordinates transfers and is killed once one replicated its writes (after-replicate):
-    its own half stays hidden at n1 (and at n3), the other half locked at n2. Shard 0 elects n1, which inherits the
-    hidden write locked for the transaction (it used to show it, while n2 kept asking the dead n0 with its locks held);
-    n1 and n2 decide it alike, committed (the coordinator had decided commit and nobody released), and money is
-    conserved."""
+@pytest.mark.parametrize("protocol,point", [("dnl4", "after-replicate"), ("dnl2", "after-replicate"),
+                                            ("dnl2", "after-lock")])
+def test_a_coordinator_that_dies_with_its_shards_primary_is_decided_by_the_successor(cluster, protocol, point):
+    """n0, shard 0's primary, coordinates transfers and is killed in the middle of one; shard 0 elects n1.
+    after-replicate: its own half stays hidden at n1 (and at n3), the other half locked at n2; n1 inherits the hidden
+    write locked for the transaction (it used to show it, while n2 kept asking the dead n0 with its locks held); n1
+    and n2 decide it alike, committed (the coordinator had decided commit and nobody released).
+    after-lock: nothing of it was replicated; n1, which hears every write of its shard, answers so for n0 (its
+    "unknown" used to count as no answer: n2 kept the locks and asked forever), and n2 aborts it.
+    Either way every transaction n0 left is decided, its locks freed, and money is conserved."""
     cluster.up(nodes=4, shards=2, extra=["--txn-protocol", protocol,
-                                         f"--rdxd-arg=--test-crash=n0:after-replicate:{CRASH_AFTER}"])
+                                         f"--rdxd-arg=--test-crash=n0:{point}:{CRASH_AFTER}"])
     redis.Redis(port=cluster.node("n2")["redis_port"], socket_timeout=10).mset({a: INITIAL for a in ACCOUNTS})
+    deciders = ("n1", "n2") if point == "after-replicate" else ("n2",)
     with Transfers(cluster, ["n0"], per_node=4), Transfers(cluster, ["n2"], per_node=1):
         wait_until(lambda: crashes(cluster.log("n0")), timeout=60, what="n0's crash")
         txid = crashes(cluster.log("n0"))[0][1]
-        wait_until(lambda: len(recoveries(cluster, txid, "n0", ("n1", "n2"))) >= 2, timeout=15,
-                   what=f"the recoveries of {txid} at n1 and n2")
-    assert sorted(o for _, _, o in recoveries(cluster, txid, "n0", ("n1", "n2"))) == ["committed"] * 2
+        wait_until(lambda: len(recoveries(cluster, txid, "n0", deciders)) >= len(deciders), timeout=15,
+                   what=f"the recoveries of {txid} at {deciders}")
+    expected = "committed" if point == "after-replicate" else "aborted"
+    assert sorted(o for _, _, o in recoveries(cluster, txid, "n0", deciders)) == [expected] * len(deciders)
     survivors = ("n1", "n2", "n3")
     wait_until(lambda: all(cluster.ready(n) for n in survivors), timeout=30, what="n1, n2 and n3 ready")
     wait_until(lambda: all_accounts_writable(cluster, "n2"), timeout=10, what="every account writable (locks freed)")

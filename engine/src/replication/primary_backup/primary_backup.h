@@ -87,6 +87,7 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void apply_at_primary(const cluster::LogWrite& w) override;
   rpc::Task<cluster::Read> read_committed(std::string key) override;
   std::vector<cluster::InheritedWrite> take_inherited() override;
+  cluster::TxnHeard heard(uint64_t txid) override;
 
  protected:
   void end(uint64_t gen) override;
@@ -121,6 +122,8 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void refresh_membership();
   // The writes of `writes` each backup must get, by node: the live backups of their shards, and for a resolve
   // (`since`: the replicate's scope) the primary of a shard whose view changed since (a backup then, it holds them).
+  std::vector<uint16_t> participants_of(const Scope& scope, const std::vector<cluster::LogWrite>& writes,
+                                        cluster::LogMode mode) const;
   std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,
                                          cluster::LogMode mode, const Scope* since = nullptr) const;
   // Whether `node` has the batch now, or no longer counts (excluded): the write may proceed without it.

@@ -162,6 +162,7 @@ Task<void> Recovery::recover() {
   // A node that left sync because it learned a new view of its shard (Membership::learn_view) drops its copy once
   // a source is there, like one that was excluded.
   if (ctx_.membership().take_excluded_notice()) state_.set_holds_copy(true);
+  undecided_.heard().incomplete();
   state_.set_status(fmt::format("recovering: asking the members of shard {} whether they are in sync", own_shard()));
   for (;;) {
     if (ctx_.membership().stopping() || ctx_.membership().resigning()) co_return;
@@ -241,6 +242,7 @@ Task<void> Recovery::recover() {
   state_.set_holds_copy(false);
   ctx_.membership().lift_vote_fence(own_shard());
   state_.set_synced_view(ctx_.membership().view(own_shard()).packed());  // (read first: a newer one leaves sync)
+  undecided_.heard().complete_from(std::chrono::steady_clock::now());    // (it was included in new writes before)
   ctx_.membership().set_in_sync(true);
   state_.set_joining(false);
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))

@@ -52,6 +52,20 @@ void PbWorker::refresh_membership() {
   if (ctx_.membership().generation() != seen_generation_) on_membership_change();
 }
 
+// Each shard's primary in the views the transaction wrote in, if its kApply writes are of two shards or more (none
+// else): the backups keep such writes undecided until their notice, and hear of the transaction (heard.h).
+std::vector<uint16_t> PbWorker::participants_of(const Scope& scope, const std::vector<LogWrite>& writes,
+                                                LogMode mode) const {
+  std::vector<uint16_t> participants;
+  const Scope::Views& wrote_in = scope.views() ? scope.views() : views_;
+  for (const LogWrite& w : writes)
+    participants.push_back(cluster::ShardView::unpack((*wrote_in)[ctx_.topology().shard_of_key(w.key)]).primary);
+  std::sort(participants.begin(), participants.end());
+  participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
+  if (participants.size() < 2 || mode != LogMode::kApply) participants.clear();
+  return participants;
+}
+
 std::map<uint16_t, LogBatch> PbWorker::by_backup(uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode,
                                                  const Scope* since) const {
   std::map<uint16_t, LogBatch> out;
@@ -138,15 +152,8 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
       const uint32_t shard = t.shard_of_key(w.key);
       if ((*scope.views())[shard] != (*views_)[shard]) co_return Code::kUnavailable;
     }
-  // A transaction's writes across shards stay undecided at the backups until their notice (undecided.h), with its
-  // participants: each shard's primary in the views the transaction wrote in.
-  std::vector<uint16_t> participants;
-  const Scope::Views& wrote_in = scope.views() ? scope.views() : views_;
-  for (const LogWrite& w : writes)
-    participants.push_back(cluster::ShardView::unpack((*wrote_in)[t.shard_of_key(w.key)]).primary);
-  std::sort(participants.begin(), participants.end());
-  participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
-  if (participants.size() < 2 || mode != LogMode::kApply) participants.clear();
+  // A transaction's writes across shards stay undecided at the backups until their notice (undecided.h).
+  const std::vector<uint16_t> participants = participants_of(scope, writes, mode);
   std::vector<Task<bool>> sends;
   std::vector<uint16_t> to;
   std::vector<uint64_t> views;  // each receiver's shard's view in the batch
@@ -204,8 +211,10 @@ Task<void> PbWorker::resolve(const Scope& scope, uint64_t txid, std::vector<LogW
   if (mode == LogMode::kApply && !committed) co_return;  // nothing was decided before an applied write: never sent
   refresh_membership();
   std::vector<Task<bool>> sends;
+  const std::vector<uint16_t> participants = participants_of(scope, writes, mode);
   for (auto& [node, batch] : by_backup(txid, writes, mode, &scope)) {
     batch.committed = committed;
+    batch.participants = participants;  // (a backup hears that the transaction's writes were shown)
     if (mode == LogMode::kHold)
       for (LogWrite& w : batch.writes) w.value.reset();  // the backup kept the values
     sends.push_back(send_to(node, kResolve, std::move(batch)));
@@ -234,10 +243,15 @@ std::vector<cluster::InheritedWrite> PbWorker::take_inherited() {
   return node_.undecided().take_inherited(ctx_.worker_index(), ctx_.topology().workers);
 }
 
+cluster::TxnHeard PbWorker::heard(uint64_t txid) {
+  return node_.undecided().heard().heard(txid, std::chrono::steady_clock::now());
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The backup's side.
 
 void PbWorker::apply_hidden(const LogBatch& b) {
+  if (!b.participants.empty()) node_.undecided().heard().replicated(b.txid, std::chrono::steady_clock::now());
   for (const LogWrite& w : b.writes) {
     note_undecided(b, w);
     // An existing record gets its flags before the value, in one step: hidden, tagged with this write's version
@@ -269,6 +283,7 @@ void PbWorker::note_undecided(const LogBatch& b, const LogWrite& w) {
 }
 
 void PbWorker::make_readable(const LogBatch& b) {
+  if (!b.participants.empty()) node_.undecided().heard().shown(b.txid, std::chrono::steady_clock::now());
   for (const LogWrite& w : b.writes) {
     node_.undecided().decided(w.key, w.version);
     show_write(w.key, w.version);

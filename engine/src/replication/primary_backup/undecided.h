@@ -14,11 +14,15 @@
 
 #include "cluster/replica_log.h"
 #include "cluster/worker_context.h"
+#include "replication/primary_backup/heard.h"
 
 namespace rdx::replication::primary_backup {
 
 class UndecidedWrites {
  public:
+  // Which transactions' writes this node heard of (heard.h).
+  HeardTransactions& heard() { return heard_; }
+
   // A write applied hidden here; it supersedes an older write of its key.
   void note(cluster::InheritedWrite w) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -76,6 +80,7 @@ class UndecidedWrites {
   }
 
  private:
+  HeardTransactions heard_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, cluster::InheritedWrite> undecided_;  // by key
   std::vector<cluster::InheritedWrite> inherited_;

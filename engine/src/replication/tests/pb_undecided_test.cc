@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "replication/primary_backup/heard.h"
 #include "replication/primary_backup/messages.h"
 #include "replication/primary_backup/undecided.h"
 
@@ -80,6 +81,37 @@ TEST(PbUndecided, ACopyOfTheShardForgetsUndecidedAndUntakenInheritedWrites) {
   u.clear();
   EXPECT_TRUE(u.take().empty());
   EXPECT_TRUE(u.take_inherited(0, 1).empty());
+}
+
+// A new primary's answer for its predecessor: "nothing replicated here" tells only within the time it heard every
+// write.
+TEST(PbHeard, NothingHeardIsAFactOnlyWithinTheMemory) {
+  using Kind = cluster::TxnHeard::Kind;
+  using std::chrono::milliseconds;
+  HeardTransactions h;
+  const auto t0 = HeardTransactions::Clock::time_point{} + std::chrono::hours(1);
+  EXPECT_EQ(h.heard(1, t0).kind, Kind::kNotKept);  // not in sync yet: it may have missed writes
+  h.complete_from(t0);
+  h.replicated(1, t0 + milliseconds(10));
+  h.replicated(2, t0 + milliseconds(20));
+  h.shown(2, t0 + milliseconds(30));
+  EXPECT_EQ(h.heard(1, t0 + milliseconds(40)).kind, Kind::kReplicated);
+  EXPECT_EQ(h.heard(2, t0 + milliseconds(40)).kind, Kind::kShown);
+  const cluster::TxnHeard none = h.heard(3, t0 + milliseconds(40));
+  EXPECT_EQ(none.kind, Kind::kNothing);
+  EXPECT_EQ(none.complete_for, milliseconds(40));
+
+  // A minute later 1 is forgotten (2's notice came later): the memory begins where the forgotten ones end.
+  const auto later = t0 + HeardTransactions::kKeep + milliseconds(15);
+  const cluster::TxnHeard forgot = h.heard(1, later);
+  EXPECT_EQ(forgot.kind, Kind::kNothing);
+  EXPECT_EQ(forgot.complete_for, HeardTransactions::kKeep + milliseconds(15) - milliseconds(10));
+  EXPECT_EQ(h.heard(2, later).kind, Kind::kShown);
+
+  h.incomplete();  // copying the shard again
+  EXPECT_EQ(h.heard(3, later).kind, Kind::kNotKept);
+  h.complete_from(later);
+  EXPECT_EQ(h.heard(3, later + milliseconds(5)).complete_for, milliseconds(5));
 }
 
 }  // namespace

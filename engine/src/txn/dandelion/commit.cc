@@ -150,9 +150,9 @@ Task<Outcome> Dandelion::outcome_from(uint16_t node, uint64_t txid) {
     if (t.nodes[node].role != cluster::Role::kData ||
         env_.ctx.membership().member(node) == cluster::MemberState::kFailed)
       co_return Outcome::kUnavailable;
-    const std::optional<TxnState> s = co_await ask(node, txid);
-    if (s == TxnState::kCommitted) co_return Outcome::kCommitted;
-    if (s == TxnState::kAborted) co_return Outcome::kAborted;
+    const std::optional<Answer> a = co_await ask(node, txid);
+    if (a && a->state == TxnState::kCommitted) co_return Outcome::kCommitted;
+    if (a && a->state == TxnState::kAborted) co_return Outcome::kAborted;
     co_await env_.ctx.sched().sleep_for(std::chrono::milliseconds(20));
   }
   co_return Outcome::kUnavailable;

@@ -111,9 +111,13 @@ class Dandelion final : public ConcurrencyControl {
   void adopt_inherited();
   bool coordinator_lost(uint64_t txid, const Pending& p, Participant::Clock::time_point now);
   rpc::Task<void> recover(uint64_t txid);
-  rpc::Task<std::optional<TxnState>> ask(uint16_t node, uint64_t txid);  // nullopt: no answer
-  // Asks the participants; commit or abort, or nullopt while some answer is missing. `seen`: the answers, for logs.
-  rpc::Task<std::optional<bool>> decide(uint64_t txid, std::vector<uint16_t> participants, std::string* seen);
+  // This node's answer as its shard's primary: its participant's, else what it heard as a backup (a successor's).
+  Answer answer(uint64_t txid);
+  rpc::Task<std::optional<Answer>> ask(uint16_t node, uint64_t txid);  // nullopt: no answer
+  // Asks the participants; commit or abort, or nullopt while some answer is missing or they do not tell. `locked_for`:
+  // how long this participant holds the transaction's locks. `seen`: the answers, for logs.
+  rpc::Task<std::optional<bool>> decide(uint64_t txid, std::vector<uint16_t> participants,
+                                        std::chrono::milliseconds locked_for, std::string* seen);
   // Applies the decision to this participant's items of `txid` through the replica log; false if it could not.
   rpc::Task<bool> settle(uint64_t txid, bool commit);
   void serve_query(const rpc::Incoming& in);

@@ -2,6 +2,7 @@
 // Messages between Dandelion's coordinators and participants. Every step carries a batch of items for one node, so
 // a transaction sends one message per node per step and the RPC layer batches messages of many transactions into one
 // packet. Decoding validates every field (rpc::Reader); a malformed message is answered with kInvalidArgument.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,7 +20,7 @@ enum Msg : uint16_t {
   kValidate = 1,  // request: Batch -> per-item ItemResult
   kApply = 2,     // ackable (dnl2): apply the writes (values logged with the locks) under the locks
   kUnlock = 3,    // ackable: commit (apply the logged values) or abort, and release
-  kQuery = 4,     // request (coordinator recovery, recovery.cc): txid -> TxnState at this participant
+  kQuery = 4,     // request (coordinator recovery, recovery.cc): txid -> Answer (u8 TxnState; kUntouched: + u32 ms)
   kLockRead = 5,  // request (2PL: execution reads lock): LockRead -> LockReadResult, one round trip
 };
 
@@ -32,6 +33,15 @@ enum class TxnState : uint8_t {
   kCommitted = 4,  // committed here (by its coordinator or by a recovery)
   kAborted = 5,    // aborted here by a recovery
   kHidden = 6,     // inherited by a new primary: its backup held the writes hidden, nobody decided them here
+  // Unknown here, and none of its writes was replicated to this node as a backup of its shard within the time the
+  // answer carries (cluster::TxnHeard::kNothing): a new primary's answer for its predecessor.
+  kUntouched = 7,
+};
+
+// A participant's answer to a recovery's question.
+struct Answer {
+  TxnState state = TxnState::kUnknown;
+  std::chrono::milliseconds complete_for{0};  // kUntouched: how far back a write of it would have been heard
 };
 
 enum class ItemStatus : uint8_t {

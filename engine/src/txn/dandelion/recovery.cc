@@ -6,12 +6,16 @@
 //           report point was reached: dnl2, a participant applied (the coordinator had decided and
 //           replicated); dnl1, every participant locked all it was asked (the coordinator may have reported then)
 //   abort   otherwise: the coordinator cannot have reported a commit (dnl4 reports after every unlock)
+// A participant whose primary was replaced is asked at its successor, which answers for it (decide()).
 // Then each applies the decision to its own keys through the replica log, as their primary, still holding the
 // locks: a commit writes the logged values with the versions the coordinator would have given them (the lock's
 // version + 1); an abort writes the current value again at the version after the aborted write's (the lock's + 2), so
 // that a copy of the aborted write a backup may hold hidden (replicated before the coordinator died) is overwritten and
 // never shown by a failover.
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
 
 #include "cluster/lockword.h"
 #include "cluster/record_locks.h"
@@ -49,6 +53,8 @@ const char* state_name(TxnState s) {
       return "aborted";
     case TxnState::kHidden:
       return "inherited hidden";
+    case TxnState::kUntouched:
+      return "nothing replicated here";
   }
   return "?";
 }
@@ -90,12 +96,21 @@ bool Dandelion::coordinator_lost(uint64_t txid, const Pending& p, Participant::C
   return !ctx.peer(c) || ctx.membership().suspected(c) || ctx.membership().member(c) == cluster::MemberState::kFailed;
 }
 
-Task<std::optional<TxnState>> Dandelion::ask(uint16_t node, uint64_t txid) {
+Answer Dandelion::answer(uint64_t txid) {
+  adopt_inherited();
+  Answer a{participant_.query(txid), {}};
+  if (a.state != TxnState::kUnknown) return a;
+  const cluster::TxnHeard heard = env_.log.heard(txid);
+  if (heard.kind == cluster::TxnHeard::Kind::kShown) a.state = TxnState::kCommitted;  // (its coordinator's notice)
+  if (heard.kind == cluster::TxnHeard::Kind::kNothing) a = {TxnState::kUntouched, heard.complete_for};
+  return a;
+}
+
+Task<std::optional<Answer>> Dandelion::ask(uint16_t node, uint64_t txid) {
   cluster::WorkerContext& ctx = env_.ctx;
   if (node == ctx.self()) {
     if (!cluster::serves_as_primary(ctx, std::chrono::steady_clock::now())) co_return std::nullopt;
-    adopt_inherited();
-    co_return participant_.query(txid);
+    co_return answer(txid);
   }
   auto conn = ctx.peer(node);
   if (!conn) co_return std::nullopt;
@@ -105,8 +120,11 @@ Task<std::optional<TxnState>> Dandelion::ask(uint16_t node, uint64_t txid) {
   if (r.status != Code::kOk) co_return std::nullopt;
   rpc::Reader rd(r.payload);
   const auto s = rd.get<uint8_t>();
-  if (!rd.done() || s > static_cast<uint8_t>(TxnState::kHidden)) co_return std::nullopt;
-  co_return static_cast<TxnState>(s);
+  if (s > static_cast<uint8_t>(TxnState::kUntouched)) co_return std::nullopt;
+  Answer a{static_cast<TxnState>(s), {}};
+  if (a.state == TxnState::kUntouched) a.complete_for = std::chrono::milliseconds(rd.get<uint32_t>());
+  if (!rd.done()) co_return std::nullopt;
+  co_return a;
 }
 
 // Only as the primary of its shard: a deposed one's locks protect nothing, and its successor never had them.
@@ -116,9 +134,11 @@ void Dandelion::serve_query(const rpc::Incoming& in) {
   if (!r.done()) return env_.ctx.rpc().respond(in.reply_to(), Code::kInvalidArgument);
   if (!cluster::serves_as_primary(env_.ctx, std::chrono::steady_clock::now()))
     return env_.ctx.rpc().respond(in.reply_to(), Code::kUnavailable);
-  adopt_inherited();
+  const Answer a = answer(txid);
   rpc::Writer w;
-  w.put(static_cast<uint8_t>(participant_.query(txid)));
+  w.put(static_cast<uint8_t>(a.state));
+  if (a.state == TxnState::kUntouched)
+    w.put(static_cast<uint32_t>(std::min<int64_t>(a.complete_for.count(), std::numeric_limits<uint32_t>::max())));
   env_.ctx.rpc().respond(in.reply_to(), Code::kOk, w.span());
 }
 
@@ -130,7 +150,9 @@ Task<void> Dandelion::recover(uint64_t txid) {
     // A decision made already (its settle did not complete) stands: it has been answered since.
     std::string seen = "decided before";
     std::optional<bool> commit = it->second.decision;
-    if (!commit) commit = co_await decide(txid, it->second.participants, &seen);
+    const auto locked_for =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Participant::Clock::now() - it->second.since);
+    if (!commit) commit = co_await decide(txid, it->second.participants, locked_for, &seen);
     if (commit) {
       if (auto p = participant_.pending().find(txid); p != participant_.pending().end()) p->second.decision = *commit;
       const bool settled = co_await settle(txid, *commit);
@@ -148,9 +170,16 @@ Task<void> Dandelion::recover(uint64_t txid) {
 }
 
 // Each participant is asked at its shard's current primary: after a failover that one holds what its predecessor
-// left undecided (inherited writes: "inherited hidden"), or what it decided since; its "unknown" tells nothing (its
-// predecessor may have committed), so it counts as no answer.
-Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants, std::string* seen) {
+// left undecided (inherited writes: "inherited hidden"), or what it decided since, or what it heard as a backup (the
+// writes' notice: "committed"). Its "unknown" tells nothing (its predecessor may have committed), so it counts as no
+// answer, unless nothing of the transaction was replicated to it while it heard every write of its shard: this
+// participant locked before any write of the transaction was replicated, so if it locked after that node's memory
+// begins (`locked_for` within it), the predecessor replicated none, and so committed none (a write commits only once
+// replicated). It may still have committed the transaction as a reader, which matters only to a write inherited
+// hidden elsewhere (its coordinator may have reported): then nobody decides. Under dnl1 (a commit reported once every
+// participant locked) "untouched" tells nothing either: the predecessor may have locked.
+Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants,
+                                            std::chrono::milliseconds locked_for, std::string* seen) {
   const cluster::Topology& t = env_.ctx.topology();
   std::vector<uint16_t> nodes;
   std::vector<bool> successor;
@@ -161,34 +190,47 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
     nodes.push_back(now);
     successor.push_back(now != n);
   }
-  std::vector<Task<std::optional<TxnState>>> asks;
+  std::vector<Task<std::optional<Answer>>> asks;
   for (uint16_t n : nodes) asks.push_back(ask(n, txid));
-  const auto states = co_await rpc::when_all(std::move(asks));
+  const auto answers = co_await rpc::when_all(std::move(asks));
   seen->clear();
   bool complete = true, any_committed = false, any_applied = false, all_locked = true, any_hidden = false,
+       any_untouched = false,
        undecided = true;  // every answer is locked or inherited hidden: nobody decided, nobody refused
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
-    const bool told = states[i] && !(successor[i] && *states[i] == TxnState::kUnknown);
     *seen += fmt::format("{}{}: {}{}", seen->empty() ? "" : ", ", name,
-                         states[i] ? state_name(*states[i]) : "no answer", successor[i] ? " (successor)" : "");
-    if (!told) {
+                         answers[i] ? state_name(answers[i]->state) : "no answer", successor[i] ? " (successor)" : "");
+    if (answers[i] && answers[i]->state == TxnState::kUntouched)
+      *seen +=
+          fmt::format(" within {} ms, locked here {} ms ago", answers[i]->complete_for.count(), locked_for.count());
+    if (!answers[i]) {
       complete = false;
       continue;
     }
-    any_committed |= *states[i] == TxnState::kCommitted;
-    any_applied |= *states[i] == TxnState::kApplied;
-    all_locked &= *states[i] == TxnState::kLocked;
-    any_hidden |= *states[i] == TxnState::kHidden;
-    undecided &= *states[i] == TxnState::kLocked || *states[i] == TxnState::kHidden;
+    const TxnState s = answers[i]->state == TxnState::kUntouched ? TxnState::kUnknown : answers[i]->state;
+    // (an original participant's "untouched" is its "unknown")
+    const bool untouched = successor[i] && answers[i]->state == TxnState::kUntouched && !steps_.hold_at_backups &&
+                           locked_for < answers[i]->complete_for;
+    if (successor[i] && s == TxnState::kUnknown && !untouched) {
+      complete = false;
+      continue;
+    }
+    any_untouched |= untouched;
+    any_committed |= s == TxnState::kCommitted;
+    any_applied |= s == TxnState::kApplied;
+    all_locked &= s == TxnState::kLocked;
+    any_hidden |= s == TxnState::kHidden;
+    undecided &= s == TxnState::kLocked || s == TxnState::kHidden;
   }
   // Every participant must answer: one that does not may have committed.
   if (!complete) co_return std::nullopt;
   // A write inherited hidden that nobody decided or refused elsewhere rolls forward: the coordinator had decided
   // commit (it replicated), and every participant still holds its locks.
-  co_return !env_.options.faults.recovery_always_aborts &&
-      (any_committed || (steps_.apply_in_replicate && any_applied) || (steps_.hold_at_backups && all_locked) ||
-       (any_hidden && undecided));
+  const bool commit = any_committed || (steps_.apply_in_replicate && any_applied) ||
+                      (steps_.hold_at_backups && all_locked) || (any_hidden && undecided);
+  if (!commit && any_hidden && any_untouched) co_return std::nullopt;
+  co_return !env_.options.faults.recovery_always_aborts && commit;
 }
 
 Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
