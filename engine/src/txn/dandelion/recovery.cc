@@ -172,23 +172,25 @@ Task<void> Dandelion::recover(uint64_t txid) {
 // Each participant is asked at its shard's current primary: after a failover that one holds what its predecessor
 // left undecided (inherited writes: "inherited hidden"), or what it decided since, or what it heard as a backup (the
 // writes' notice: "committed"). Its "unknown" tells nothing (its predecessor may have committed), so it counts as no
-// answer, unless nothing of the transaction was replicated to it while it heard every write of its shard: this
-// participant locked before any write of the transaction was replicated, so if it locked after that node's memory
-// begins (`locked_for` within it), the predecessor replicated none, and so committed none (a write commits only once
-// replicated). It may still have committed the transaction as a reader, which matters only to a write inherited
-// hidden elsewhere (its coordinator may have reported): then nobody decides. Under dnl1 (a commit reported once every
-// participant locked) "untouched" tells nothing either: the predecessor may have locked.
+// answer. So does its "nothing replicated here", but for one case, where it decides an abort: its predecessor was the
+// transaction's coordinator (a node never recovers its own transactions, so it wrote none of them through a
+// recovery), the successor heard every write of its shard since before this participant locked (`locked_for` is
+// within its memory; the writes are replicated only after every lock), no other answer calls for a commit or holds
+// a write inherited hidden, and the protocol reports nothing on locks alone (not dnl1). The predecessor then
+// replicated none of the transaction's writes, so it committed none, and its coordinator cannot have reported.
 Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants,
                                             std::chrono::milliseconds locked_for, std::string* seen) {
   const cluster::Topology& t = env_.ctx.topology();
   std::vector<uint16_t> nodes;
   std::vector<bool> successor;
+  std::vector<bool> of_coordinator;  // a successor of the coordinator's node: it never recovered the transaction
   for (uint16_t n : participants) {
     const int shard = n < t.nodes.size() ? t.nodes[n].shard : -1;
     const uint16_t now = shard >= 0 ? env_.ctx.membership().primary(static_cast<uint32_t>(shard)) : n;
     if (std::find(nodes.begin(), nodes.end(), now) != nodes.end()) continue;
     nodes.push_back(now);
     successor.push_back(now != n);
+    of_coordinator.push_back(now != n && n == cluster::writer_node(txid));
   }
   std::vector<Task<std::optional<Answer>>> asks;
   for (uint16_t n : nodes) asks.push_back(ask(n, txid));
@@ -210,7 +212,7 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
     }
     const TxnState s = answers[i]->state == TxnState::kUntouched ? TxnState::kUnknown : answers[i]->state;
     // (an original participant's "untouched" is its "unknown")
-    const bool untouched = successor[i] && answers[i]->state == TxnState::kUntouched && !steps_.hold_at_backups &&
+    const bool untouched = of_coordinator[i] && answers[i]->state == TxnState::kUntouched && !steps_.hold_at_backups &&
                            locked_for < answers[i]->complete_for;
     if (successor[i] && s == TxnState::kUnknown && !untouched) {
       complete = false;
@@ -229,7 +231,8 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
   // commit (it replicated), and every participant still holds its locks.
   const bool commit = any_committed || (steps_.apply_in_replicate && any_applied) ||
                       (steps_.hold_at_backups && all_locked) || (any_hidden && undecided);
-  if (!commit && any_hidden && any_untouched) co_return std::nullopt;
+  // "Nothing replicated here" decides only an abort: a commit would need the writes the predecessor may have had.
+  if (any_untouched && (commit || any_hidden)) co_return std::nullopt;
   co_return !env_.options.faults.recovery_always_aborts && commit;
 }
 
