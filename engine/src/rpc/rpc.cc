@@ -266,7 +266,7 @@ size_t Rpc::poll() {
     Batch() {}
     Completion c[kPollBatch];
   } batch;
-  Completion* cps = batch.c;
+  const Completion* cps = batch.c;
   size_t n = ep_.poll(batch.c);
   for (size_t i = 0; i < n; ++i) {
     const Completion& cp = cps[i];

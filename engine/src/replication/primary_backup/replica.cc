@@ -57,12 +57,13 @@ void PbWorker::refresh_membership() {
 std::vector<uint16_t> PbWorker::participants_of(const Scope& scope, const std::vector<LogWrite>& writes,
                                                 LogMode mode) const {
   std::vector<uint16_t> participants;
+  if (mode != LogMode::kApply || writes.size() < 2) return participants;  // (every single-key write's resolve)
   const Scope::Views& wrote_in = scope.views() ? scope.views() : views_;
   for (const LogWrite& w : writes)
     participants.push_back(cluster::ShardView::unpack((*wrote_in)[ctx_.topology().shard_of_key(w.key)]).primary);
   std::sort(participants.begin(), participants.end());
   participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
-  if (participants.size() < 2 || mode != LogMode::kApply) participants.clear();
+  if (participants.size() < 2) participants.clear();
   return participants;
 }
 

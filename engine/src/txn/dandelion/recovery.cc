@@ -173,11 +173,12 @@ Task<void> Dandelion::recover(uint64_t txid) {
 // left undecided (inherited writes: "inherited hidden"), or what it decided since, or what it heard as a backup (the
 // writes' notice: "committed"). Its "unknown" tells nothing (its predecessor may have committed), so it counts as no
 // answer. So does its "nothing replicated here", but for one case, where it decides an abort: its predecessor was the
-// transaction's coordinator (a node never recovers its own transactions, so it wrote none of them through a
-// recovery), the successor heard every write of its shard since before this participant locked (`locked_for` is
-// within its memory; the writes are replicated only after every lock), no other answer calls for a commit or holds
-// a write inherited hidden, and the protocol reports nothing on locks alone (not dnl1). The predecessor then
-// replicated none of the transaction's writes, so it committed none, and its coordinator cannot have reported.
+// transaction's coordinator (whose own recovery of it runs only after another participant fenced it there; a
+// recovery's writes are not heard: txn/README.md, "Known defects"), the successor heard every coordinator's replicate
+// of its shard since before this participant locked (`locked_for` within its memory; the writes are replicated only
+// after every lock), no other answer calls for a commit or holds a write inherited hidden, and the protocol reports
+// nothing on locks alone (not dnl1). The predecessor then replicated none of the transaction's writes through its
+// coordinator, and its coordinator cannot have reported.
 Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants,
                                             std::chrono::milliseconds locked_for, std::string* seen) {
   const cluster::Topology& t = env_.ctx.topology();
