@@ -107,6 +107,11 @@ class ReplicaLog {
   // (`writes` must outlive the call: callers await it.)
   virtual rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes,
                                     LogMode mode) = 0;
+  // replicate() of a decision coordinator recovery made (its commit's writes, or its abort's rewrites) for transaction
+  // `txid`: the backups also note that the transaction's writes reached them (TxnHeard::kReplicated).
+  virtual rpc::Task<Code> replicate_recovered(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes) {
+    return replicate(scope, txid, writes, LogMode::kApply);
+  }
   // Completes replicate() (see above). kApply notifies the replicas (one-way) and returns; kHold returns once every
   // live replica has applied or dropped the held writes.
   virtual rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<LogWrite> writes, LogMode mode,

@@ -32,7 +32,10 @@ std::optional<cluster::LogWrite> get_write(rpc::Reader& r) {
 
 std::string LogBatch::encode() const {
   rpc::Writer w;
-  w.put(txid).put(view).put(static_cast<uint8_t>(mode)).put(static_cast<uint8_t>(committed));
+  w.put(txid)
+      .put(view)
+      .put(static_cast<uint8_t>(mode))
+      .put(static_cast<uint8_t>((committed ? 1 : 0) | (recovered ? 2 : 0)));
   w.put(static_cast<uint16_t>(participants.size()));
   for (uint16_t p : participants) w.put(p);
   w.put(static_cast<uint32_t>(writes.size()));
@@ -45,15 +48,16 @@ std::optional<LogBatch> LogBatch::decode(std::span<const std::byte> payload) {
   LogBatch b;
   b.txid = r.get<uint64_t>();
   b.view = r.get<uint64_t>();
-  auto mode = r.get<uint8_t>(), committed = r.get<uint8_t>();
+  auto mode = r.get<uint8_t>(), flags = r.get<uint8_t>();  // bit 0: committed, bit 1: recovered
   const auto np = r.get<uint16_t>();
   if (!r.ok() || np > kMaxParticipants) return std::nullopt;
   for (uint16_t i = 0; i < np && r.ok(); ++i) b.participants.push_back(r.get<uint16_t>());
   auto n = r.get<uint32_t>();
-  if (!r.ok() || mode > static_cast<uint8_t>(cluster::LogMode::kHold) || committed > 1 || n > kMaxWrites)
+  if (!r.ok() || mode > static_cast<uint8_t>(cluster::LogMode::kHold) || flags > 3 || n > kMaxWrites)
     return std::nullopt;
   b.mode = static_cast<cluster::LogMode>(mode);
-  b.committed = committed != 0;
+  b.committed = (flags & 1) != 0;
+  b.recovered = (flags & 2) != 0;
   b.writes.reserve(n);
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     auto lw = get_write(r);

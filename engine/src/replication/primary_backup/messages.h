@@ -42,6 +42,7 @@ struct LogBatch {
   // kReplicate of a transaction's kApply writes across shards: its participants (each shard's primary when it
   // wrote; else empty). A backup keeps such writes undecided (undecided.h) until their notice.
   std::vector<uint16_t> participants;
+  bool recovered = false;  // kReplicate: the writes of a decision coordinator recovery made (the backup hears of it)
   std::vector<cluster::LogWrite> writes;
 
   std::string encode() const;

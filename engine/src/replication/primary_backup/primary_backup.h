@@ -82,6 +82,8 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   Scope begin() override;
   rpc::Task<Code> replicate(const Scope& scope, uint64_t txid, const std::vector<cluster::LogWrite>& writes,
                             cluster::LogMode mode) override;
+  rpc::Task<Code> replicate_recovered(const Scope& scope, uint64_t txid,
+                                      const std::vector<cluster::LogWrite>& writes) override;
   rpc::Task<void> resolve(const Scope& scope, uint64_t txid, std::vector<cluster::LogWrite> writes,
                           cluster::LogMode mode, bool committed) override;
   void apply_at_primary(const cluster::LogWrite& w) override;
@@ -122,6 +124,8 @@ class PbWorker final : public ReplicationProtocol, public cluster::ReplicaLog {
   void refresh_membership();
   // The writes of `writes` each backup must get, by node: the live backups of their shards, and for a resolve
   // (`since`: the replicate's scope) the primary of a shard whose view changed since (a backup then, it holds them).
+  rpc::Task<Code> replicate_as(const Scope& scope, uint64_t txid, const std::vector<cluster::LogWrite>& writes,
+                               cluster::LogMode mode, bool recovered);
   std::vector<uint16_t> participants_of(const Scope& scope, const std::vector<cluster::LogWrite>& writes,
                                         cluster::LogMode mode) const;
   std::map<uint16_t, LogBatch> by_backup(uint64_t txid, const std::vector<cluster::LogWrite>& writes,

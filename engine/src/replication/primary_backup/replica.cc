@@ -144,6 +144,15 @@ Task<bool> PbWorker::send_to(uint16_t node, uint16_t msg, LogBatch batch) {
 }
 
 Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode) {
+  return replicate_as(scope, txid, writes, mode, false);
+}
+
+Task<Code> PbWorker::replicate_recovered(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes) {
+  return replicate_as(scope, txid, writes, LogMode::kApply, true);
+}
+
+Task<Code> PbWorker::replicate_as(const Scope& scope, uint64_t txid, const std::vector<LogWrite>& writes, LogMode mode,
+                                  bool recovered) {
   // A write that began under one primary of a shard is not replicated under another (its locks or its primary's
   // checks were of the old view): it fails before anything is sent.
   refresh_membership();
@@ -160,6 +169,7 @@ Task<Code> PbWorker::replicate(const Scope& scope, uint64_t txid, const std::vec
   std::vector<uint64_t> views;  // each receiver's shard's view in the batch
   for (auto& [node, batch] : by_backup(txid, writes, mode)) {
     batch.participants = participants;
+    batch.recovered = recovered;
     to.push_back(node);
     views.push_back(batch.view);
     sends.push_back(send_to(node, kReplicate, std::move(batch)));
@@ -252,7 +262,8 @@ cluster::TxnHeard PbWorker::heard(uint64_t txid) {
 // The backup's side.
 
 void PbWorker::apply_hidden(const LogBatch& b) {
-  if (!b.participants.empty()) node_.undecided().heard().replicated(b.txid, std::chrono::steady_clock::now());
+  if (!b.participants.empty() || b.recovered)
+    node_.undecided().heard().replicated(b.txid, std::chrono::steady_clock::now());
   for (const LogWrite& w : b.writes) {
     note_undecided(b, w);
     // An existing record gets its flags before the value, in one step: hidden, tagged with this write's version
@@ -283,12 +294,15 @@ void PbWorker::note_undecided(const LogBatch& b, const LogWrite& w) {
       cluster::InheritedWrite{b.txid, b.participants, w, present ? std::optional(value) : std::nullopt});
 }
 
+// A transaction across shards counts as shown here (heard.h) only if the notice showed one of its writes: a notice
+// that finds a newer version (a recovery's abort rewrite, a later write) tells nothing of its outcome.
 void PbWorker::make_readable(const LogBatch& b) {
-  if (!b.participants.empty()) node_.undecided().heard().shown(b.txid, std::chrono::steady_clock::now());
+  bool showed = false;
   for (const LogWrite& w : b.writes) {
     node_.undecided().decided(w.key, w.version);
-    show_write(w.key, w.version);
+    showed |= show_write(w.key, w.version);
   }
+  if (showed && !b.participants.empty()) node_.undecided().heard().shown(b.txid, std::chrono::steady_clock::now());
 }
 
 bool PbWorker::show_write(const std::string& key, std::optional<uint64_t> version) {

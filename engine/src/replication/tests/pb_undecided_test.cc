@@ -22,11 +22,14 @@ TEST(PbUndecided, BatchesCarryTheTransactionsParticipants) {
   b.txid = 7;
   b.view = 9;
   b.participants = {0, 3};
+  b.recovered = true;
   b.writes = {cluster::LogWrite{"a", "1", 5}, cluster::LogWrite{"b", std::nullopt, 6}};
   const std::string bytes = b.encode();
   auto d = LogBatch::decode(rpc::as_bytes_of(bytes));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->participants, b.participants);
+  EXPECT_TRUE(d->recovered);
+  EXPECT_FALSE(d->committed);
   ASSERT_EQ(d->writes.size(), 2u);
   EXPECT_EQ(d->writes[1].value, std::nullopt);
   EXPECT_FALSE(LogBatch::decode(rpc::as_bytes_of(bytes.substr(0, bytes.size() - 1))));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <set>
 
 #include "txn/dandelion/dandelion.h"
 
@@ -128,7 +129,7 @@ Task<Outcome> Dandelion::validate_reads(const TxState& tx, const std::map<std::s
   co_return outcome;
 }
 
-Task<std::optional<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> unlocks) {
+Task<std::vector<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> unlocks) {
   std::vector<uint16_t> nodes;
   std::vector<Task<StepResult>> steps;
   for (auto& [node, b] : unlocks) {
@@ -136,9 +137,35 @@ Task<std::optional<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> un
     steps.push_back(step(node, kUnlock, std::move(b)));
   }
   const auto results = co_await rpc::when_all(std::move(steps));
+  std::vector<uint16_t> refused;
   for (size_t i = 0; i < results.size(); ++i)
-    if (results[i].first != Code::kOk) co_return nodes[i];
-  co_return std::nullopt;
+    if (results[i].first != Code::kOk) refused.push_back(nodes[i]);
+  co_return refused;
+}
+
+// A participant that did not take the coordinator's decision (a recovery fenced the transaction there, or it did not
+// answer) is asked what was decided. A shard whose participant says its recovery decided otherwise is left out of the
+// coordinator's resolve: that recovery resolves its writes itself, and a readable notice for a write it aborted would
+// show the write at a backup whose rewrite had not arrived, or tell a future primary it committed (heard.h). One that
+// does not answer keeps its writes in (the coordinator decided, and a participant that took it needs the notice).
+// `told`: what the participants said, for the client.
+Task<std::vector<LogWrite>> Dandelion::decided_alike(uint64_t txid, std::vector<uint16_t> refused,
+                                                     std::vector<LogWrite> writes, bool committed, Outcome* told) {
+  std::vector<Task<Outcome>> asks;
+  for (uint16_t n : refused) asks.push_back(outcome_from(n, txid));
+  const std::vector<Outcome> outcomes = co_await rpc::when_all(std::move(asks));
+  const cluster::Topology& t = env_.ctx.topology();
+  std::set<int> left;  // shards whose participant's recovery decides
+  bool any_committed = false, any_aborted = false;
+  for (size_t i = 0; i < refused.size(); ++i) {
+    any_committed |= outcomes[i] == Outcome::kCommitted;
+    any_aborted |= outcomes[i] == Outcome::kAborted;
+    if (outcomes[i] == (committed ? Outcome::kAborted : Outcome::kCommitted) && refused[i] < t.nodes.size())
+      left.insert(t.nodes[refused[i]].shard);
+  }
+  *told = any_committed ? Outcome::kCommitted : any_aborted ? Outcome::kAborted : Outcome::kUnavailable;
+  std::erase_if(writes, [&](const LogWrite& w) { return left.count(static_cast<int>(t.shard_of_key(w.key))) != 0; });
+  co_return writes;
 }
 
 // A participant that refused this coordinator's apply or unlock: a recovery fenced the transaction (this coordinator
@@ -161,9 +188,13 @@ Task<Outcome> Dandelion::outcome_from(uint16_t node, uint64_t txid) {
 // Unlocks and resolves the replica log, keeping the commit's membership scope until both are done.
 Task<void> Dandelion::finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                              std::vector<LogWrite> writes, LogMode mode, bool committed) {
-  const std::optional<uint16_t> refused = co_await unlock_all(std::move(unlocks));
+  const std::vector<uint16_t> refused = co_await unlock_all(std::move(unlocks));
+  if (!refused.empty()) {
+    Outcome told = Outcome::kUnavailable;
+    writes = co_await decided_alike(txid, refused, std::move(writes), committed, &told);
+  }
   co_await env_.log.resolve(scope, txid, std::move(writes), mode, committed);
-  done(txid, !refused);
+  done(txid, refused.empty());
 }
 
 // A commit whose unlock some participant did not take (refused, or the connection broke) stays below the watermark
@@ -362,13 +393,13 @@ Task<Outcome> Dandelion::commit_at(TxState& tx, const CommitTs* at) {
   }
   const LogMode mode = s.hold_at_backups ? LogMode::kHold : LogMode::kApply;
   if (commit && s.report_after_unlock) {
-    const std::optional<uint16_t> refused = co_await unlock_all(std::move(locked));
-    if (refused) outcome = co_await outcome_from(*refused, tx.id);
+    const std::vector<uint16_t> refused = co_await unlock_all(std::move(locked));
+    if (!refused.empty()) log_writes = co_await decided_alike(tx.id, refused, std::move(log_writes), true, &outcome);
     rpc::spawn([](Dandelion* self, cluster::ReplicaLog::Scope sc, uint64_t id, std::vector<LogWrite> ws, LogMode m,
                   bool everywhere) -> Task<void> {
       co_await self->env_.log.resolve(sc, id, std::move(ws), m, true);
       self->done(id, everywhere);
-    }(this, std::move(scope), tx.id, std::move(log_writes), mode, !refused));
+    }(this, std::move(scope), tx.id, std::move(log_writes), mode, refused.empty()));
   } else if (commit || s.hold_at_backups) {
     rpc::spawn(finish(std::move(scope), std::move(locked), tx.id, std::move(log_writes), mode, commit));
   } else {

@@ -77,8 +77,11 @@ class Dandelion final : public ConcurrencyControl {
   rpc::Task<StepResult> step(uint16_t node, Msg type, Batch batch);
   // (`ts`: the validation batches' timestamp, 0 for none.)
   rpc::Task<Outcome> validate_reads(const TxState& tx, const std::map<std::string, uint64_t>& checks, int64_t ts);
-  // A participant that did not release (a fenced one refuses: a recovery decides there), if any.
-  rpc::Task<std::optional<uint16_t>> unlock_all(std::map<uint16_t, Batch> unlocks);
+  // The participants that did not release (a fenced one refuses: a recovery decides there), if any.
+  rpc::Task<std::vector<uint16_t>> unlock_all(std::map<uint16_t, Batch> unlocks);
+  rpc::Task<std::vector<cluster::LogWrite>> decided_alike(uint64_t txid, std::vector<uint16_t> refused,
+                                                          std::vector<cluster::LogWrite> writes, bool committed,
+                                                          Outcome* told);
   rpc::Task<Outcome> outcome_from(uint16_t node, uint64_t txid);
   rpc::Task<void> finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                          std::vector<cluster::LogWrite> writes, cluster::LogMode mode, bool committed);
@@ -114,10 +117,10 @@ class Dandelion final : public ConcurrencyControl {
   // This node's answer as its shard's primary: its participant's, else what it heard as a backup (a successor's).
   Answer answer(uint64_t txid);
   rpc::Task<std::optional<Answer>> ask(uint16_t node, uint64_t txid);  // nullopt: no answer
-  // Asks the participants; commit or abort, or nullopt while some answer is missing or they do not tell. `locked_for`:
-  // how long this participant holds the transaction's locks. `seen`: the answers, for logs.
+  // Asks the participants; commit or abort, or nullopt while some answer is missing or they do not tell. `locked_at`:
+  // when this participant locked for the transaction. `seen`: the answers, for logs.
   rpc::Task<std::optional<bool>> decide(uint64_t txid, std::vector<uint16_t> participants,
-                                        std::chrono::milliseconds locked_for, std::string* seen);
+                                        Participant::Clock::time_point locked_at, std::string* seen);
   // Applies the decision to this participant's items of `txid` through the replica log; false if it could not.
   rpc::Task<bool> settle(uint64_t txid, bool commit);
   void serve_query(const rpc::Incoming& in);

@@ -150,9 +150,7 @@ Task<void> Dandelion::recover(uint64_t txid) {
     // A decision made already (its settle did not complete) stands: it has been answered since.
     std::string seen = "decided before";
     std::optional<bool> commit = it->second.decision;
-    const auto locked_for =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Participant::Clock::now() - it->second.since);
-    if (!commit) commit = co_await decide(txid, it->second.participants, locked_for, &seen);
+    if (!commit) commit = co_await decide(txid, it->second.participants, it->second.since, &seen);
     if (commit) {
       if (auto p = participant_.pending().find(txid); p != participant_.pending().end()) p->second.decision = *commit;
       const bool settled = co_await settle(txid, *commit);
@@ -170,21 +168,21 @@ Task<void> Dandelion::recover(uint64_t txid) {
 }
 
 // Each participant is asked at its shard's current primary: after a failover that one holds what its predecessor
-// left undecided (inherited writes: "inherited hidden"), or what it decided since, or what it heard as a backup (the
-// writes' notice: "committed"). Its "unknown" tells nothing (its predecessor may have committed), so it counts as no
-// answer. So does its "nothing replicated here", but for one case, where it decides an abort: its predecessor was the
-// transaction's coordinator (whose own recovery of it runs only after another participant fenced it there; a
-// recovery's writes are not heard: txn/README.md, "Known defects"), the successor heard every coordinator's replicate
-// of its shard since before this participant locked (`locked_for` within its memory; the writes are replicated only
-// after every lock), no other answer calls for a commit or holds a write inherited hidden, and the protocol reports
-// nothing on locks alone (not dnl1). The predecessor then replicated none of the transaction's writes through its
-// coordinator, and its coordinator cannot have reported.
+// left undecided (inherited writes: "inherited hidden"), or what it decided since, or what it heard as a backup (a
+// notice that showed the writes: "committed"). Its "unknown" tells nothing (its predecessor may have committed), so it
+// counts as no answer. So does its "nothing replicated here", but for one case, where it decides an abort: the
+// successor heard every write of its shard since before this participant locked (`locked_for` within its memory;
+// writes are replicated only after every lock), so neither the coordinator's replicate nor a recovery's settle of the
+// transaction reached the shard, and the predecessor committed none of its writes; no other answer calls for a commit
+// or holds a write inherited hidden (the predecessor may have committed as a reader); the protocol reports nothing on
+// locks alone (not dnl1); and, as a further margin while the rule is new, the predecessor was the transaction's
+// coordinator node.
 Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t> participants,
-                                            std::chrono::milliseconds locked_for, std::string* seen) {
+                                            Participant::Clock::time_point locked_at, std::string* seen) {
   const cluster::Topology& t = env_.ctx.topology();
   std::vector<uint16_t> nodes;
   std::vector<bool> successor;
-  std::vector<bool> of_coordinator;  // a successor of the coordinator's node: it never recovered the transaction
+  std::vector<bool> of_coordinator;  // a successor of the coordinator's node (the margin above)
   for (uint16_t n : participants) {
     const int shard = n < t.nodes.size() ? t.nodes[n].shard : -1;
     const uint16_t now = shard >= 0 ? env_.ctx.membership().primary(static_cast<uint32_t>(shard)) : n;
@@ -196,9 +194,11 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
   std::vector<Task<std::optional<Answer>>> asks;
   for (uint16_t n : nodes) asks.push_back(ask(n, txid));
   const auto answers = co_await rpc::when_all(std::move(asks));
+  // (After the answers: a successor's memory must reach back before the lock from when it answered.)
+  const auto locked_for = std::chrono::duration_cast<std::chrono::milliseconds>(Participant::Clock::now() - locked_at);
   seen->clear();
   bool complete = true, any_committed = false, any_applied = false, all_locked = true, any_hidden = false,
-       any_untouched = false,
+       any_untouched = false, any_aborted = false,
        undecided = true;  // every answer is locked or inherited hidden: nobody decided, nobody refused
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string_view name = nodes[i] < t.nodes.size() ? std::string_view(t.nodes[nodes[i]].name) : "?";
@@ -221,6 +221,7 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
     }
     any_untouched |= untouched;
     any_committed |= s == TxnState::kCommitted;
+    any_aborted |= s == TxnState::kAborted;
     any_applied |= s == TxnState::kApplied;
     all_locked &= s == TxnState::kLocked;
     any_hidden |= s == TxnState::kHidden;
@@ -228,6 +229,10 @@ Task<std::optional<bool>> Dandelion::decide(uint64_t txid, std::vector<uint16_t>
   }
   // Every participant must answer: one that does not may have committed.
   if (!complete) co_return std::nullopt;
+  if (any_committed && any_aborted) {  // decided both ways: a defect; deciding again would add to it
+    spdlog::error("dandelion: transaction {:#x} is committed and aborted ({}); not deciding it here", txid, *seen);
+    co_return std::nullopt;
+  }
   // A write inherited hidden that nobody decided or refused elsewhere rolls forward: the coordinator had decided
   // commit (it replicated), and every participant still holds its locks.
   const bool commit = any_committed || (steps_.apply_in_replicate && any_applied) ||
@@ -274,7 +279,7 @@ Task<bool> Dandelion::settle(uint64_t txid, bool commit) {
   }
   cluster::ReplicaLog::Scope scope = env_.log.begin();
   if (!writes.empty()) {
-    const Code replicated = co_await env_.log.replicate(scope, txid, writes, LogMode::kApply);
+    const Code replicated = co_await env_.log.replicate_recovered(scope, txid, writes);
     if (replicated != Code::kOk) co_return false;  // (it cannot write as the primary now: asked again, or deposed)
   }
   it = participant_.pending().find(txid);
