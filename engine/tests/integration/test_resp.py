@@ -454,14 +454,15 @@ def test_single_key_commands_never_fail_under_contention_through_every_node(trio
     r0 = redis.Redis(port=ports[0])
     counters = [f"counter:{i:012d}" for i in range(4)]
     r0.delete(*counters)
+    marks = trio.log_marks("n0", "n1", "n2")
     requests = 20000
     procs = [subprocess.Popen(["redis-benchmark", "-p", str(p), "-t", "incr,set", "-r", "4", "-c", "50", "-n",
                                str(requests), "--csv"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for p in ports]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     for p, out in zip(procs, outputs):
-        assert p.returncode == 0 and '"INCR"' in out and '"SET"' in out, out
-        assert "ERR" not in out and "Error" not in out, out
+        assert p.returncode == 0 and '"INCR"' in out and '"SET"' in out, out + trio.logs_since(marks)
+        assert "ERR" not in out and "Error" not in out, out + trio.logs_since(marks)
     assert sum(int(r0.get(k) or 0) for k in counters) == len(ports) * requests
     print("\n".join(outputs))
 
