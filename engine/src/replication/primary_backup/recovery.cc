@@ -164,6 +164,10 @@ Task<void> Recovery::recover() {
   if (ctx_.membership().take_excluded_notice()) state_.set_holds_copy(true);
   undecided_.heard().incomplete();
   state_.set_status(fmt::format("recovering: asking the members of shard {} whether they are in sync", own_shard()));
+  // Whether every other member of the shard included this node in its new writes (answered the join): only then
+  // does this node hear every write of its shard from now on (a member presumed down may still be the primary
+  // and send it none until it learns of the join).
+  bool whole_shard_included = true;
   for (;;) {
     if (ctx_.membership().stopping() || ctx_.membership().resigning()) co_return;
     // (Each round: a membership epoch may add or remove members meanwhile.)
@@ -202,8 +206,9 @@ Task<void> Recovery::recover() {
       }
       state_.set_joining(true);
       bool copied = false;
-      bool announced = co_await announce_join();
-      if (announced) copied = co_await copy_from(*source);
+      const Joined joined = co_await announce_join();
+      if (!joined.stopping) copied = co_await copy_from(*source);
+      whole_shard_included = joined.whole_shard;
       if (copied && !state_.take_dirty()) break;
       if (copied) {  // a write that did not commit landed meanwhile: from an empty table again
         state_.set_holds_copy(true);
@@ -219,7 +224,7 @@ Task<void> Recovery::recover() {
       spdlog::warn("recovery: no member of shard {} is in sync ({} of {} answered): resuming with this node's copy",
                    t.nodes[ctx_.self()].shard, reachable + 1, members.size());
       state_.set_joining(true);
-      (void)co_await announce_join();
+      whole_shard_included = (co_await announce_join()).whole_shard;
       break;
     } else if (all_answered && !copy_elsewhere) {
       // Only when every member answered: one that did not may hold the only copy (seen in a rolling update: the
@@ -242,7 +247,8 @@ Task<void> Recovery::recover() {
   state_.set_holds_copy(false);
   ctx_.membership().lift_vote_fence(own_shard());
   state_.set_synced_view(ctx_.membership().view(own_shard()).packed());  // (read first: a newer one leaves sync)
-  undecided_.heard().complete_from(std::chrono::steady_clock::now());    // (it was included in new writes before)
+  // It hears every write of its shard from now on if the whole shard included it in new writes (before this).
+  if (whole_shard_included) undecided_.heard().complete_from(std::chrono::steady_clock::now());
   ctx_.membership().set_in_sync(true);
   state_.set_joining(false);
   for (uint16_t n : cluster::other_data_nodes(ctx_.topology(), ctx_.self()))
@@ -253,7 +259,7 @@ Task<void> Recovery::recover() {
 
 // On return every member that answered includes this node again; what they said before ("excluded", to a heartbeat
 // sent before the join) is stale.
-Task<bool> Recovery::announce_join() {
+Task<Recovery::Joined> Recovery::announce_join() {
   std::vector<uint16_t> pending = cluster::other_data_nodes(ctx_.topology(), ctx_.self());
   for (int attempt = 0; attempt < kJoinAttempts && !pending.empty(); ++attempt) {
     // Nodes an epoch applied meanwhile removed are not waited for.
@@ -275,21 +281,23 @@ Task<bool> Recovery::announce_join() {
     if (behind) {
       state_.set_status("joining: waiting for members to apply the epoch that adds this node");
       attempt = -1;  // (rounds spent waiting for it do not count toward presuming anybody down)
-      if (ctx_.membership().stopping()) co_return false;
+      if (ctx_.membership().stopping()) co_return Joined{.stopping = true};
     }
     if (!pending.empty()) co_await ctx_.sched().sleep_for(kPollEvery);
   }
   (void)ctx_.membership().take_excluded_notice();
   const Topology& t = ctx_.topology();
+  Joined joined{.whole_shard = true};
   for (uint16_t n : pending) {
     if (t.nodes[n].role != cluster::Role::kData) continue;  // removed by an epoch applied meanwhile
     spdlog::warn("recovery: {} did not answer the join; presumed down", t.nodes[n].name);
+    if (t.nodes[n].shard == t.nodes[ctx_.self()].shard) joined.whole_shard = false;
     // A backup that is down misses writes: exclude it until it joins itself (a primary is deposed by an election).
     if (ctx_.membership().primary(static_cast<uint32_t>(t.nodes[n].shard)) != n) {
       (void)co_await cluster::exclude_after_lease(ctx_, n);
     }
   }
-  co_return true;
+  co_return joined;
 }
 
 Task<bool> Recovery::copy_from(uint16_t source) {

@@ -130,7 +130,11 @@ class Recovery {
   void clear_local();
   void show_in_placeholder(std::string_view key, uint64_t version);
   rpc::Task<std::optional<PeerStatus>> status_of(uint16_t node);
-  rpc::Task<bool> announce_join();
+  struct Joined {
+    bool stopping = false;     // the node stops: recovery ends
+    bool whole_shard = false;  // every other member of this node's shard answered: each sends it every new write
+  };
+  rpc::Task<Joined> announce_join();
   rpc::Task<bool> copy_from(uint16_t source);
   rpc::Task<void> wait_drained(rpc::ReplyTo to, uint64_t gen);
   void serve_scan(const rpc::Incoming& in);
