@@ -203,6 +203,15 @@ bool Participant::apply(const Batch& b) {
   return true;
 }
 
+bool Participant::commits_unapplied_write(const Batch& b, const Pending& pending) {
+  for (const Item& it : b.items) {
+    if ((it.flags & (kCommit | kWrite | kApplyAtUnlock)) != (kCommit | kWrite)) continue;
+    for (const Item& held : pending.items)
+      if (held.key == it.key && (held.flags & kWrite) != 0) return true;
+  }
+  return false;
+}
+
 void Participant::unlock_one(uint64_t txid, const Item& it, bool commit, const Pending* pending) {
   if (commit && (it.flags & (kWrite | kApplyAtUnlock)) == (kWrite | kApplyAtUnlock)) {
     std::optional<std::string> value;
@@ -226,6 +235,15 @@ bool Participant::unlock(const Batch& b) {
   auto p = pending_.find(b.txid);
   if (settled_by_recovery(b.txid, p)) return false;
   const Pending* pending = p == pending_.end() ? nullptr : &p->second;
+  // A commit that applied its writes in a step of their own (dnl2, 2PL: no kApplyAtUnlock) releases them only where
+  // they were applied. Where the apply did not arrive (lost, or sent to a successor primary), releasing would leave
+  // the committed write missing here: the unlock is refused and the transaction fenced, so that this participant's
+  // recovery decides it and writes the logged values, and the coordinator asks what it decided.
+  if (pending != nullptr && !pending->applied && commits_unapplied_write(b, *pending)) {
+    spdlog::warn("dandelion: commit unlock of transaction {:#x} before its writes were applied here; refused", b.txid);
+    p->second.fenced = true;
+    return false;
+  }
   bool committed = false;
   for (const Item& it : b.items) {
     committed |= (it.flags & kCommit) != 0;

@@ -55,7 +55,7 @@ struct Pending {
   std::vector<Item> items;  // the items locked here; version: the key's version when locked; writes carry values
   std::vector<uint16_t> participants;
   bool all_locked = true;  // false: some item of the lock batch failed (the coordinator must abort)
-  bool applied = false;    // dnl2: applied under the locks
+  bool applied = false;    // dnl2: applied under the locks (a commit unlock of its writes is refused until then)
   bool fenced = false;     // a recovery asked: the coordinator's apply and unlock are refused from now on
   bool recovering = false;
   // A recovery's decision (commit?), answered from then on though its writes are not applied yet: a participant that
@@ -83,7 +83,8 @@ class Participant {
   std::vector<ItemResult> validate(const Batch& b);
   // dnl2: applies the writes while the transaction holds their locks. False (nothing done) when a recovery fenced it.
   bool apply(const Batch& b);
-  // False (nothing done) when a recovery fenced the transaction.
+  // False (nothing done) when a recovery fenced the transaction, or when it commits writes whose apply step (dnl2)
+  // did not apply them here (the transaction is then fenced: a recovery decides it).
   bool unlock(const Batch& b);
   // Releases the locks of `b`'s items that were taken (after as_primary found this node deposed).
   void release_taken(const Batch& b, const std::vector<ItemResult>& results);
@@ -111,6 +112,9 @@ class Participant {
   uint64_t holder_priority(std::string_view key);
   ItemResult validate_one(uint64_t txid, const Item& it);
   void unlock_one(uint64_t txid, const Item& it, bool commit, const Pending* pending);
+  // Whether unlock batch `b` commits a write `pending` holds without applying it (no kApplyAtUnlock): one whose
+  // apply was a step of its own.
+  static bool commits_unapplied_write(const Batch& b, const Pending& pending);
   // The value write `it` logged with its lock (`pending`); false when there is none.
   static bool logged_value(const Item& it, const Pending* pending, std::optional<std::string>* value);
   bool settled_by_recovery(uint64_t txid, std::unordered_map<uint64_t, Pending>::iterator p) const;
