@@ -191,15 +191,22 @@ std::vector<ItemResult> Participant::validate(const Batch& b) {
 bool Participant::apply(const Batch& b) {
   auto p = pending_.find(b.txid);
   if (settled_by_recovery(b.txid, p)) return false;
+  // Nothing of the transaction is pending here (its locks were taken at a predecessor primary, or dropped when this
+  // node was deposed): it holds none of the locks and has none of the values, so it writes nothing, and the refusal
+  // sends the coordinator to ask for the outcome instead of counting the writes applied.
+  if (p == pending_.end()) {
+    spdlog::warn("dandelion: apply of transaction {:#x}, which holds no locks here; refused", b.txid);
+    return false;
+  }
   for (const Item& it : b.items) {
     std::optional<std::string> value;
-    if ((it.flags & kDelete) == 0 && !logged_value(it, p == pending_.end() ? nullptr : &p->second, &value)) {
+    if ((it.flags & kDelete) == 0 && !logged_value(it, &p->second, &value)) {
       spdlog::error("dandelion: the write of {} has no value here (transaction {:#x})", it.key, b.txid);
       continue;
     }
     log_.apply_at_primary(cluster::LogWrite{it.key, std::move(value), it.version});
   }
-  if (p != pending_.end()) p->second.applied = true;
+  p->second.applied = true;
   return true;
 }
 

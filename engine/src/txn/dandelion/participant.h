@@ -81,7 +81,8 @@ class Participant {
   // 2PL's execution read: locks the key (no wait) and reads it under the lock.
   LockReadResult lock_read(const LockRead& l);
   std::vector<ItemResult> validate(const Batch& b);
-  // dnl2: applies the writes while the transaction holds their locks. False (nothing done) when a recovery fenced it.
+  // dnl2: applies the writes while the transaction holds their locks. False (nothing done) when a recovery fenced it
+  // or it holds no locks here.
   bool apply(const Batch& b);
   // False (nothing done) when a recovery fenced the transaction, or when it commits writes whose apply step (dnl2)
   // did not apply them here (the transaction is then fenced: a recovery decides it).

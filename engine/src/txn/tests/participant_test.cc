@@ -144,6 +144,18 @@ TEST_F(ParticipantTest, ACommitUnlockAfterTheApplyReleases) {
   EXPECT_EQ(log.applied.size(), 1u);
 }
 
+// An apply of a transaction that holds no locks here (taken at a predecessor primary, or dropped when this node was
+// deposed) writes nothing and is refused: the coordinator must not count the writes applied.
+TEST_F(ParticipantTest, AnApplyOfATransactionWithNoLocksHereIsRefusedAndWritesNothing) {
+  Batch apply;
+  apply.txid = kTxid;
+  apply.items = {Item{"w", kWrite, 1, {}}, Item{"d", kWrite | kDelete, 1, {}}};
+  EXPECT_FALSE(participant.apply(apply));
+  EXPECT_TRUE(log.applied.empty());
+  EXPECT_EQ(ctx.word("w"), 0u);
+  EXPECT_EQ(ctx.word("d"), 0u);
+}
+
 // A participant that holds only reads of the transaction gets no apply: its commit unlock releases.
 TEST_F(ParticipantTest, ACommitUnlockOfReadsOnlyReleases) {
   const Item r = read("r"), s = read("s");
