@@ -115,10 +115,9 @@ Task<bool> QuorumWorker::store(const std::string& key, const Members& m, uint64_
   if (m.self && install(key, tag, value) == Code::kOk) ++stored;
   QuorumCall call;
   call.nodes = m.others;
-  call.type = msgs_.at(kRegWrite);
-  rpc::Writer w;
-  w.bytes(key).put(tag).bytes(value);
-  call.payload = w.data();
+  StoreRequest req = store_request(key, tag, value);
+  call.type = req.type;
+  call.payload = std::move(req.payload);
   call.needed = stored >= m.majority ? 0 : m.majority - stored;
   // The planted fault: report the write once this node stored it and send it to the others 20 ms later (the
   // conformance suite and the multi-process tests show that the checkers catch the stale reads this allows).
@@ -141,6 +140,17 @@ Task<bool> QuorumWorker::store(const std::string& key, const Members& m, uint64_
     co_return false;
   }
   co_return true;
+}
+
+QuorumWorker::StoreRequest QuorumWorker::store_request(const std::string& key, uint64_t tag,
+                                                       const std::string& value) const {
+  rpc::Writer w;
+  append_write(w, key, tag, value);
+  return StoreRequest{msgs_.at(kRegWrite), w.data()};
+}
+
+void QuorumWorker::append_write(rpc::Writer& w, const std::string& key, uint64_t tag, const std::string& value) {
+  w.bytes(key).put(tag).bytes(value);
 }
 
 Task<QuorumWorker::Quorum> QuorumWorker::read_quorum(const std::string& key, Code* status) {
@@ -236,7 +246,12 @@ void QuorumWorker::serve_read(const rpc::Incoming& in) {
 // Stored even before this node is in sync (recovery): a versioned put only ever raises the key's tag, so the copy
 // recovery merges in later cannot undo it.
 void QuorumWorker::serve_write(const rpc::Incoming& in) {
+  if (!takes_register_writes()) return ctx_.rpc().respond(in.reply_to(), Code::kUnsupported);
   rpc::Reader rd(in.payload);
+  store_from(in, rd);
+}
+
+void QuorumWorker::store_from(const rpc::Incoming& in, rpc::Reader& rd) {
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
   const auto tag = rd.get<uint64_t>();
   const std::string_view value = rd.bytes(store::kMaxValueBytes);

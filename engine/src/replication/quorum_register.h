@@ -28,6 +28,7 @@
 
 #include "replication/replication.h"
 #include "replication/table_pager.h"
+#include "rpc/codec.h"
 
 namespace rdx::replication {
 
@@ -128,6 +129,19 @@ class QuorumWorker : public ReplicationProtocol {
   // Stores (tag, value) at a majority of the members (this node's copy included, when it is one).
   rpc::Task<bool> store(const std::string& key, const Members& m, uint64_t tag, const std::string& value,
                         std::string* why);
+  // The message store() sends each other member: the register's kRegWrite (bytes key, u64 tag, bytes value). A
+  // protocol with a leader stamps it instead (zab: the view it was proposed in), and serves its own type with
+  // store_from once the stamp is checked.
+  struct StoreRequest {
+    rpc::MsgType type = 0;
+    std::string payload;
+  };
+  virtual StoreRequest store_request(const std::string& key, uint64_t tag, const std::string& value) const;
+  static void append_write(rpc::Writer& w, const std::string& key, uint64_t tag, const std::string& value);
+  // Whether kRegWrite is served (a protocol whose writes carry a stamp refuses unstamped ones).
+  virtual bool takes_register_writes() const { return true; }
+  // Serves the rest of a write request (`rd` at its key: append_write's layout): installs it and answers.
+  void store_from(const rpc::Incoming& in, rpc::Reader& rd);
   // The register's read: the newest (tag, value) a majority holds, written back first where needed. kNotFound for a
   // key never written or deleted (highest.tag says which).
   rpc::Task<Quorum> read_quorum(const std::string& key, Code* status);

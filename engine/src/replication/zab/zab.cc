@@ -26,18 +26,58 @@ std::unique_ptr<ReplicationProtocol> ZabNode::make_worker(cluster::WorkerContext
 Status ZabWorker::start_marked() {
   auto& rpc = ctx_.rpc();
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kCommit), [this](const rpc::Incoming& in) { serve_commit(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kPropose), [this](const rpc::Incoming& in) { serve_propose(in); }));
   return rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) { serve_resolve(in); });
 }
 
 void ZabWorker::find_leaders() {
   const cluster::Topology& t = ctx_.topology();
-  leaders_.assign(t.shards.size(), kNoLeader);
-  for (size_t s = 0; s < t.shards.size(); ++s)
+  const cluster::Membership& m = ctx_.membership();
+  leaders_.assign(t.shards.size(), cluster::ShardView{0, kNoLeader});
+  const auto data_member = [&](size_t s, uint16_t id) {
+    return id < t.nodes.size() && t.nodes[id].role == cluster::Role::kData && t.nodes[id].shard == static_cast<int>(s);
+  };
+  for (size_t s = 0; s < t.shards.size(); ++s) {
+    const cluster::ShardView v = m.view(static_cast<uint32_t>(s));  // (epochs keep the number of shards)
+    leaders_[s].view = v.view;
+    if (data_member(s, v.primary)) {
+      leaders_[s].primary = v.primary;
+      continue;
+    }
     for (uint16_t id : t.shards[s].members)
-      if (t.nodes[id].role == cluster::Role::kData) {
-        leaders_[s] = id;
+      if (data_member(s, id)) {
+        leaders_[s].primary = id;
         break;
       }
+  }
+}
+
+Code ZabWorker::check_view(std::string_view key, uint64_t view, uint16_t sender) const {
+  const auto shard = static_cast<uint32_t>(ctx_.topology().shard_of_key(key));
+  const cluster::Membership& m = ctx_.membership();
+  if (view < m.view(shard).view || view < m.vote_fence(shard)) return Code::kAborted;
+  if (view > m.view(shard).view || sender != leader_of(key)) return Code::kUnavailable;
+  return Code::kOk;
+}
+
+ZabWorker::StoreRequest ZabWorker::store_request(const std::string& key, uint64_t tag, const std::string& value) const {
+  rpc::Writer w;
+  w.put(view_of(key));
+  append_write(w, key, tag, value);
+  return StoreRequest{msgs_.at(kPropose), w.data()};
+}
+
+void ZabWorker::serve_propose(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const auto view = rd.get<uint64_t>();
+  // The key, read ahead for the view's check (store_from reads it again).
+  rpc::Reader ahead(rd.rest());
+  const std::string_view key = ahead.bytes(cluster::kMaxKeyBytes);
+  if (!ahead.ok() || !from_member(in) || !replicates(key))
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  if (const Code refused = check_view(key, view, in.peer_node); refused != Code::kOk)
+    return ctx_.rpc().respond(in.reply_to(), refused);
+  store_from(in, rd);
 }
 
 Code ZabWorker::install(const std::string& key, uint64_t tag, std::string_view value) {
@@ -145,7 +185,7 @@ std::optional<uint16_t> ZabWorker::own_leader() const {
   const cluster::Topology& t = ctx_.topology();
   const cluster::NodeSpec& self = t.nodes[ctx_.self()];
   if (self.role != cluster::Role::kData || self.shard < 0) return std::nullopt;
-  const uint16_t leader = leaders_[static_cast<size_t>(self.shard)];
+  const uint16_t leader = leaders_[static_cast<size_t>(self.shard)].primary;
   if (leader == kNoLeader || leader == ctx_.self()) return std::nullopt;
   return leader;
 }
@@ -267,7 +307,7 @@ Task<bool> ZabWorker::commit(const std::string& key, uint64_t tag, const std::st
   if (!stored) co_return false;
   unmark(key, tag);
   rpc::Writer w;
-  w.bytes(key).put(tag);
+  w.bytes(key).put(view_of(key)).put(tag);
   for (uint16_t id : m.others)
     if (auto conn = ctx_.peer(id)) (void)ctx_.rpc().send_oneway(*conn, msgs_.at(kCommit), w.span());
   co_return true;
@@ -276,12 +316,15 @@ Task<bool> ZabWorker::commit(const std::string& key, uint64_t tag, const std::st
 void ZabWorker::serve_commit(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const std::string key(rd.bytes(cluster::kMaxKeyBytes));
+  const auto view = rd.get<uint64_t>();
   const auto tag = rd.get<uint64_t>();
-  if (!rd.done() || !from_member(in) || !replicates(key) || !valid_tag(tag) || in.peer_node != leader_of(key)) {
+  if (!rd.done() || !from_member(in) || !replicates(key) || !valid_tag(tag)) {
     spdlog::warn("zab: a malformed COMMIT from node {} ignored", in.peer_node);
     return;
   }
-  unmark(key, tag);
+  // One of another view (or from a node that does not lead this one) is dropped: the copy stays marked, and its
+  // next read resolves it at the leader.
+  if (check_view(key, view, in.peer_node) == Code::kOk) unmark(key, tag);
 }
 
 }  // namespace rdx::replication::zab

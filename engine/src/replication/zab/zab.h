@@ -2,12 +2,16 @@
 // ZAB (Junqueira, Reed and Serafini, DSN'11) as Odyssey runs it: a leader orders every write of its shard and
 // commits it once a majority of the members holds it; every member reads its own copy (sequentially consistent,
 // not linearizable).
-//  - The leader is the shard's first data member in topology order. Writes (every Rmw) are forwarded to it from any
+//  - The leader is the primary of the shard's view in cluster::Membership (view 0: its first member; while that is no
+//    data member of the shard any more, the first one that is). Writes (every Rmw) are forwarded to it from any
 //    node. Its writes of a key take turns (KeyTurns) and are evaluated on its committed value; the new (tag, value)
 //    (tag: ts(base) + 1) is installed marked (not committed) at the leader and proposed to every other member (the
-//    quorum register's store: each installs it marked and acknowledges); once a majority holds it the leader
-//    unmarks it (commits), answers, and sends COMMIT to every other member, which unmarks it. A follower's loss
-//    therefore costs no pause: a majority still acknowledges.
+//    quorum register's store, stamped with the view: PROPOSE; each installs it marked and acknowledges); once a
+//    majority holds it the leader unmarks it (commits), answers, and sends COMMIT to every other member, which
+//    unmarks it. A follower's loss therefore costs no pause: a majority still acknowledges.
+//  - A member takes proposals and COMMITs only of the view it runs, and none of a view older than one it voted in:
+//    a leader of an older view (paused, or cut off) gets no majority, so it commits nothing once the members moved
+//    on. (Nothing installs a newer view for zab yet: see "Survives" below.)
 //  - Reads at any member: an unmarked copy is committed and answered locally through the worker's batched local
 //    reads. A member's copy can lag the leader's (a proposal on its way, or not yet acknowledged), so reads are
 //    sequentially consistent: a session sees its own writes and never goes back in a key's write order, but another
@@ -44,12 +48,16 @@ namespace rdx::replication::zab {
 std::unique_ptr<ReplicationNode> make_node(const NodeEnv& env);
 
 enum Msg : uint16_t {
-  // one-way, from the leader: bytes key, u64 tag -> the receiver unmarks its copy if it holds that tag
+  // one-way, from the leader: bytes key, u64 view, u64 tag -> the receiver unmarks its copy if it holds that tag
   kCommit = kFirstProtocolMsg,
   // request, at the leader: bytes key -> kOk: u64 committed tag (0: never written), bytes value; kUnavailable while
   // not in sync or when no majority acknowledged the key's marked copy
   kResolve,
   kForwarded,  // and the next: operations on keys of other shards (marked_register.h)
+  // request, from the leader: u64 view, bytes key, u64 tag, bytes value -> kOk once stored marked (or a newer tag
+  // is); kAborted: the view is older than the one the receiver runs or voted in; kUnavailable: it is newer (the
+  // receiver has not synced to it yet)
+  kPropose = kForwarded + 2,
 };
 
 class ZabNode final : public MarkedNode {
@@ -79,12 +87,15 @@ class ZabWorker final : public MarkedWorker {
   rpc::Task<cluster::KvResult> get(std::string key) override;
   rpc::Task<WriteResult> write(std::string key, Rmw op) override;
   void on_topology_change() override { find_leaders(); }
+  void on_membership_change() override { find_leaders(); }  // (a new view)
   void on_peer_lost(uint16_t node) override;
 
  private:
-  // The leader of each shard (its first data member) and its members, from the topology: no work per operation.
+  // The leader of each shard and the view it leads, from the membership's views and the topology: no work per
+  // operation.
   void find_leaders();
-  uint16_t leader_of(std::string_view key) const { return leaders_[ctx_.topology().shard_of_key(key)]; }
+  uint16_t leader_of(std::string_view key) const { return leaders_[ctx_.topology().shard_of_key(key)].primary; }
+  uint64_t view_of(std::string_view key) const { return leaders_[ctx_.topology().shard_of_key(key)].view; }
   bool leads(std::string_view key) const { return leader_of(key) == ctx_.self(); }
 
   rpc::Task<WriteResult> write_at_leader(const std::string& key, const Rmw& op);
@@ -103,15 +114,20 @@ class ZabWorker final : public MarkedWorker {
   rpc::Task<void> catch_up(uint16_t leader);
 
   Code install(const std::string& key, uint64_t tag, std::string_view value) override;
+  StoreRequest store_request(const std::string& key, uint64_t tag, const std::string& value) const override;
+  bool takes_register_writes() const override { return false; }  // (proposals carry their view)
+  // Why a member refuses a message of `view` for `key` from `sender` (kOk: it takes it); see kPropose.
+  Code check_view(std::string_view key, uint64_t view, uint16_t sender) const;
   Status start_marked() override;
+  void serve_propose(const rpc::Incoming& in);
   void serve_commit(const rpc::Incoming& in);
   void serve_resolve(const rpc::Incoming& in);
 
   ZabNode& zab_;
-  std::vector<uint16_t> leaders_;  // by shard
-  bool lost_leader_ = false;       // this worker saw its link to the leader of its own shard break
-  bool leader_was_up_ = false;     // at the last tick, the leader was connected and not suspected
-  bool catching_up_here_ = false;  // worker 0 runs catch_up
+  std::vector<cluster::ShardView> leaders_;  // by shard: the leader and the view it leads
+  bool lost_leader_ = false;                 // this worker saw its link to the leader of its own shard break
+  bool leader_was_up_ = false;               // at the last tick, the leader was connected and not suspected
+  bool catching_up_here_ = false;            // worker 0 runs catch_up
 };
 
 }  // namespace rdx::replication::zab
