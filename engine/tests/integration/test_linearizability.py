@@ -70,21 +70,28 @@ def test_single_key_commands_are_linearizable_through_every_node(cluster, protoc
     assert min(kinds.values()) > 50, f"every command must be exercised: {kinds}"
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_linearizable_while_a_member_is_killed_and_restarted(cluster, protocol):
+def killed_and_restarted(cluster, protocol, node, down_s, seconds, name):
+    """The load for `seconds` while `node` is killed (-9) and restarted `down_s` later, checked by Porcupine: the
+    history, the (kill, restart) window in ns and the count of each command."""
     up(cluster, protocol, extra=["--failure-timeout-ms", "300"])
     window = []
 
     def kill_and_restart():
         window.append(time.time_ns())
-        cluster.kill("n2")
-        time.sleep(1.5)
-        cluster.start("n2")
+        cluster.kill(node)
+        time.sleep(down_s)
+        cluster.start(node)
         window.append(time.time_ns())
 
-    rec = record(cluster, seconds=8, during=kill_and_restart, protocol=protocol)
-    code, report, kinds = checked(cluster, rec, "member-killed", protocol)
+    rec = record(cluster, seconds=seconds, during=kill_and_restart, protocol=protocol)
+    code, report, kinds = checked(cluster, rec, name, protocol)
     assert code == 0 and report["ok"], report
+    return rec, window, kinds
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_linearizable_while_a_member_is_killed_and_restarted(cluster, protocol):
+    rec, window, kinds = killed_and_restarted(cluster, protocol, "n2", down_s=1.5, seconds=8, name="member-killed")
     writes = "set" if read_write_only(protocol) else "incr"
     if PROTOCOLS[protocol]["survives"] == "no-loss":
         # It claims nothing while n2 is down (an update needs every member): it serves again once n2 is back.
@@ -106,19 +113,7 @@ def test_linearizable_while_a_member_is_killed_and_restarted(cluster, protocol):
 def test_linearizable_while_the_leader_is_killed_and_restarted(cluster, protocol):
     """n0, the first member (the primary or leader of view 0 where the protocol has one), killed (-9, so no handover)
     and restarted under the load: the others serve again within the window (after a failover where there is one)."""
-    up(cluster, protocol, extra=["--failure-timeout-ms", "300"])
-    window = []
-
-    def kill_and_restart():
-        window.append(time.time_ns())
-        cluster.kill("n0")
-        time.sleep(3)
-        cluster.start("n0")
-        window.append(time.time_ns())
-
-    rec = record(cluster, seconds=10, during=kill_and_restart, protocol=protocol)
-    code, report, kinds = checked(cluster, rec, "leader-killed", protocol)
-    assert code == 0 and report["ok"], report
+    rec, window, _ = killed_and_restarted(cluster, protocol, "n0", down_s=3, seconds=10, name="leader-killed")
     writes = "set" if read_write_only(protocol) else "incr"
     served = rec.completed({writes}, during=[tuple(window)], nodes={"n1", "n2"})
     gap = longest_gap(rec, window, {"n1", "n2"}, {writes})
