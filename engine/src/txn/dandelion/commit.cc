@@ -148,7 +148,7 @@ Task<std::vector<uint16_t>> Dandelion::unlock_all(std::map<uint16_t, Batch> unlo
 // coordinator's resolve: that recovery resolves its writes itself, and a readable notice for a write it aborted would
 // show the write at a backup whose rewrite had not arrived, or tell a future primary it committed (heard.h). One that
 // does not answer keeps its writes in (the coordinator decided, and a participant that took it needs the notice).
-// `told`: what the participants said, for the client.
+// `told` (may be null): what the participants said, for the client.
 Task<std::vector<LogWrite>> Dandelion::decided_alike(uint64_t txid, std::vector<uint16_t> refused,
                                                      std::vector<LogWrite> writes, bool committed, Outcome* told) {
   std::vector<Task<Outcome>> asks;
@@ -163,7 +163,8 @@ Task<std::vector<LogWrite>> Dandelion::decided_alike(uint64_t txid, std::vector<
     if (outcomes[i] == (committed ? Outcome::kAborted : Outcome::kCommitted) && refused[i] < t.nodes.size())
       left.insert(t.nodes[refused[i]].shard);
   }
-  *told = any_committed ? Outcome::kCommitted : any_aborted ? Outcome::kAborted : Outcome::kUnavailable;
+  if (told != nullptr)
+    *told = any_committed ? Outcome::kCommitted : any_aborted ? Outcome::kAborted : Outcome::kUnavailable;
   std::erase_if(writes, [&](const LogWrite& w) { return left.count(static_cast<int>(t.shard_of_key(w.key))) != 0; });
   co_return writes;
 }
@@ -189,10 +190,7 @@ Task<Outcome> Dandelion::outcome_from(uint16_t node, uint64_t txid) {
 Task<void> Dandelion::finish(cluster::ReplicaLog::Scope scope, std::map<uint16_t, Batch> unlocks, uint64_t txid,
                              std::vector<LogWrite> writes, LogMode mode, bool committed) {
   const std::vector<uint16_t> refused = co_await unlock_all(std::move(unlocks));
-  if (!refused.empty()) {
-    Outcome told = Outcome::kUnavailable;
-    writes = co_await decided_alike(txid, refused, std::move(writes), committed, &told);
-  }
+  if (!refused.empty()) writes = co_await decided_alike(txid, refused, std::move(writes), committed, nullptr);
   co_await env_.log.resolve(scope, txid, std::move(writes), mode, committed);
   done(txid, refused.empty());
 }

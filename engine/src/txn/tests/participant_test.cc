@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "cluster/lockword.h"
-#include "common/memory.h"
+#include "store/tests/test_util.h"
 
 namespace rdx::txn::dandelion {
 namespace {
@@ -17,14 +17,8 @@ using namespace cluster::lockword;
 
 class TableContext final : public cluster::WorkerContext {
  public:
-  TableContext() {
-    memory_ = MemoryBlock::allocate(16 << 20, false).value();
-    store::TableConfig cfg;
-    cfg.arena = memory_.span();
-    table_ = store::HashTable::create(cfg).value();
-    session_.emplace(table_->session());
-  }
-  store::HashTable& table() override { return *table_; }
+  TableContext() : table_(store::testing::make_table(16 << 20)) { session_.emplace(table_->session()); }
+  store::HashTable& table() override { return *table_.table; }
   store::Session& session() override { return *session_; }
   // (Not used by the calls tested.)
   rpc::Rpc& rpc() override { std::abort(); }
@@ -44,8 +38,7 @@ class TableContext final : public cluster::WorkerContext {
   }
 
  private:
-  MemoryBlock memory_;
-  std::unique_ptr<store::HashTable> table_;
+  store::testing::TestTable table_;
   std::optional<store::Session> session_;
   uint64_t ids_ = 0;
 };
