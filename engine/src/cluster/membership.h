@@ -70,12 +70,15 @@ class Membership {
   // again (the notice tells recovery that its copy must go). True when the view was new here.
   bool learn_view(uint32_t shard, ShardView v, bool own_shard, uint16_t self) {
     if (!install_view(shard, v)) return false;
-    if (own_shard && v.primary != self) {
+    if (own_shard && v.primary != self && copy_again_on_new_view_.load(std::memory_order_acquire)) {
       set_in_sync(false);  // at once: no read of this copy, which may hold such a write, once the view is known
       note_excluded();
     }
     return true;
   }
+  // Whether learn_view sends a member that is not the new primary out of sync (above). A protocol whose new leader
+  // reconciles the members' copies itself turns it off (zab: it gathers a majority's copies before it serves).
+  void set_copy_again_on_new_view(bool on) { copy_again_on_new_view_.store(on, std::memory_order_release); }
   // One vote per view and shard: true when this node has not voted in `view` yet (or voted for `candidate`), and
   // the view is newer than the installed one.
   bool vote(uint32_t shard, uint64_t v, uint16_t candidate) {
@@ -215,6 +218,7 @@ class Membership {
   std::vector<std::atomic<uint64_t>> oldest_write_gen_;  // per worker
   std::vector<std::atomic<uint32_t>> adopted_epoch_;     // per worker
   std::atomic<bool> in_sync_{false};
+  std::atomic<bool> copy_again_on_new_view_{true};
   std::atomic<bool> stopping_{false};
   Leases leases_;
   std::atomic<bool> excluded_noticed_{false};

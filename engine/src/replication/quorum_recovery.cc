@@ -163,7 +163,7 @@ void QuorumWorker::serve_scan(const rpc::Incoming& in) {
   rpc::Reader rd(in.payload);
   const auto session = rd.get<uint64_t>();
   if (!rd.done() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
-  if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
+  if (!ctx_.membership().in_sync() || !serves_copies()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   TablePager& pager = copies_.at(in.peer_node, session);
   rpc::Writer items;
   uint32_t count = 0;

@@ -162,6 +162,9 @@ class QuorumWorker : public ReplicationProtocol {
   virtual std::vector<uint16_t> copy_sources(std::vector<uint16_t> others) const { return others; }
   virtual rpc::Task<bool> copy_extra(uint16_t) { co_return true; }
   virtual void tick_protocol() {}
+  // Whether this node answers a member's copy of its records now (beyond being in sync; zab: a leader only once it
+  // gathered what the old leader left, so a follower never catches up with less).
+  virtual bool serves_copies() const { return true; }
 
   // Whether a message comes from a data node (any may coordinate), or from a member of this node's shard.
   bool from_data_node(const rpc::Incoming& in) const;

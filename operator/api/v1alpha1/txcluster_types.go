@@ -411,10 +411,10 @@ const (
 	// write, its tail commits it; any member reads a clean key locally; the chain needs every member, so a member's
 	// loss stops its shard's writes; single keys only.
 	ReplicationCRAQ ReplicationProtocol = "craq"
-	// ReplicationZAB: ZAB (Odyssey's): the shard's leader, its first member, orders every write and commits it once a
-	// majority of the members holds it; every member reads its own committed copy, so reads are sequentially
-	// consistent, not linearizable; a follower's loss costs no pause, but leader election is not implemented yet, so
-	// the leader's loss stops its shard's writes; single keys only.
+	// ReplicationZAB: ZAB (Odyssey's): the shard's leader orders every write and commits it once a majority of the
+	// members holds it; every member reads its own committed copy, so reads are sequentially consistent, not
+	// linearizable; a follower's loss costs no pause; when the leader is lost, a majority elects another, which
+	// gathers a majority's copies before it serves; single keys only.
 	ReplicationZAB ReplicationProtocol = "zab"
 )
 
@@ -438,13 +438,15 @@ type ReplicationSpec struct {
 	// Every member must be up for writes: while a member is down or restarting (a rolling update too) its shard's
 	// writes fail (so do reads of a key with a write in flight while the tail is down); no transactions
 	// (transactions.protocol must be none).
-	// `zab`: the shard's leader (its first member) orders every write (every single-key command, forwarded to it
-	// from any member) and commits it once a majority of the members holds it. Every member answers reads from its
-	// own committed copy without a round trip, so reads are sequentially consistent per client session (a session
-	// sees its own writes and never goes back), not linearizable: another member may still return an older value.
-	// A follower's loss costs no pause (a majority still acknowledges); leader election is not implemented yet, so
-	// while the leader is down or restarting (a rolling update too) its shard's writes fail; no transactions
-	// (transactions.protocol must be none).
+	// `zab`: the shard's leader (its first member until an election) orders every write (every single-key command,
+	// forwarded to it from any member) and commits it once a majority of the members holds it. Every member answers
+	// reads from its own committed copy without a round trip, so reads are sequentially consistent per client
+	// session (a session sees its own writes and never goes back), not linearizable: another member may still return
+	// an older value. A follower's loss costs no pause (a majority still acknowledges); when the leader is lost
+	// (down, or restarting in a rolling update), a majority of the members elects another, which copies a
+	// majority's records before it serves: the shard's writes fail until then (failureDetection.timeoutMilliseconds,
+	// up to twice that per candidate ahead in member order, then the copies); no transactions (transactions.protocol
+	// must be none).
 	// Written to topology replication.protocol.
 	// +optional
 	// +kubebuilder:default=primary-backup

@@ -27,6 +27,8 @@ Status ZabWorker::start_marked() {
   auto& rpc = ctx_.rpc();
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kCommit), [this](const rpc::Incoming& in) { serve_commit(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kPropose), [this](const rpc::Incoming& in) { serve_propose(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVote), [this](const rpc::Incoming& in) { serve_vote(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
   return rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) { serve_resolve(in); });
 }
 
@@ -50,11 +52,17 @@ void ZabWorker::find_leaders() {
         break;
       }
   }
+  // A follower of a new leader may have refused proposals of the new view before it learned it: it catches up with
+  // the new leader (which answers the copy once established).
+  const std::optional<uint16_t> leader = own_leader();
+  if (leader && followed_ != UINT16_MAX && *leader != followed_) zab_.request_catch_up();
+  followed_ = leader.value_or(ctx_.self());
 }
 
-Code ZabWorker::check_view(std::string_view key, uint64_t view, uint16_t sender) const {
+Code ZabWorker::check_view(std::string_view key, uint64_t view, uint16_t sender) {
   const auto shard = static_cast<uint32_t>(ctx_.topology().shard_of_key(key));
   const cluster::Membership& m = ctx_.membership();
+  if (leaders_[shard].view != m.view(shard).view) find_leaders();  // (a view another worker learned a moment ago)
   if (view < m.view(shard).view || view < m.vote_fence(shard)) return Code::kAborted;
   if (view > m.view(shard).view || sender != leader_of(key)) return Code::kUnavailable;
   return Code::kOk;
@@ -104,6 +112,8 @@ Task<KvResult> ZabWorker::get(std::string key) {
   Copy c = copy_of(key);  // marked (kBusy), or changed since
   if (!c.found || !c.marked) co_return as_read(c.found ? c.tag : 0, std::move(c.value));
   if (!leads(key)) co_return co_await resolve_at_leader(key);
+  if (!co_await leader_ready(key))
+    co_return KvResult::failed(Code::kUnavailable, "zab: this node's leadership of the key's shard is not established");
   KvResult r = co_await resolve_here(key);
   if (r.status != Code::kOk) co_return r;
   co_return as_read(r.version, std::move(r.value));
@@ -170,6 +180,7 @@ void ZabWorker::serve_resolve(const rpc::Incoming& in) {
                               rpc::as_bytes_of(std::string_view("zab: a malformed resolve request")));
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   rpc::spawn([](ZabWorker* self, rpc::ReplyTo to, std::string k) -> Task<void> {
+    if (!co_await self->leader_ready(k)) co_return self->ctx_.rpc().respond(to, Code::kUnavailable);
     KvResult r = co_await self->resolve_here(k);
     if (r.status != Code::kOk) co_return self->ctx_.rpc().respond(to, r.status, rpc::as_bytes_of(r.error));
     rpc::Writer w;
@@ -209,6 +220,15 @@ void ZabWorker::tick_protocol() {
         zab_.request_catch_up();
       }
     }
+  }
+  if (ctx_.worker_index() == 0 && ctx_.membership().in_sync()) {
+    const cluster::NodeSpec& self = ctx_.topology().nodes[ctx_.self()];
+    const auto leader = own_leader();
+    if (leader && !electing_ && lost(*leader)) rpc::spawn(elect(*leader));  // election.cc
+    if (!leader && self.role == cluster::Role::kData && self.shard >= 0 && !establishing_ &&
+        leaders_[static_cast<size_t>(self.shard)].primary == ctx_.self() &&
+        !zab_.established(leaders_[static_cast<size_t>(self.shard)].view))
+      rpc::spawn(establish());
   }
   if (ctx_.worker_index() == 0 && !catching_up_here_ && zab_.take_catch_up_request()) {
     if (const auto leader = own_leader()) {
@@ -265,11 +285,17 @@ Task<WriteResult> ZabWorker::write(std::string key, Rmw op) {
   }
   if (!ctx_.membership().in_sync())
     co_return WriteResult::failed(Code::kUnavailable, "zab: the leader of the key's shard is recovering its copy");
+  if (!co_await leader_ready(key))
+    co_return WriteResult::failed(Code::kUnavailable,
+                                  "zab: this node's leadership of the key's shard is not established; nothing was written");
   co_return co_await turns_.in_turn(key, members_of(key).count() > 1, op, [&] { return write_at_leader(key, op); });
 }
 
 Task<WriteResult> ZabWorker::write_at_leader(const std::string& key, const Rmw& op) {
   for (;;) {
+    if (!leads(key) || !zab_.established(view_of(key)))  // (the view changed while it waited for its turn)
+      co_return WriteResult::failed(Code::kUnavailable,
+                                    "zab: this node no longer leads the key's shard; nothing was written");
     Copy base = copy_of(key);
     std::string why;
     if (base.found && base.marked) {  // an earlier write no majority acknowledged to this node: it goes first
@@ -285,7 +311,7 @@ Task<WriteResult> ZabWorker::write_at_leader(const std::string& key, const Rmw& 
     if (base.found && !tag_deleted(base.tag)) current = std::move(base.value);
     const Applied a = apply_rmw(op, current);
     if (a.status != Code::kOk || !a.write) co_return result_of(op, a, current, base_tag, 0);
-    const uint64_t ts = tag_ts(base_tag) + 1;
+    const uint64_t ts = next_ts(base_tag);
     if (ts > kTagMaxTs) co_return WriteResult::failed(Code::kResourceExhausted, "zab: the key's tags are exhausted");
     const uint64_t tag = pack_tag(ts, ctx_.self(), !a.new_value.has_value());
     const std::string value = a.new_value.value_or(std::string());

@@ -3,7 +3,8 @@
 // commits it once a majority of the members holds it; every member reads its own copy (sequentially consistent,
 // not linearizable).
 //  - The leader is the primary of the shard's view in cluster::Membership (view 0: its first member; while that is no
-//    data member of the shard any more, the first one that is). Writes (every Rmw) are forwarded to it from any
+//    data member of the shard any more, the first one that is), learned from the election's announcement or from
+//    heartbeats. Writes (every Rmw) are forwarded to it from any
 //    node. Its writes of a key take turns (KeyTurns) and are evaluated on its committed value; the new (tag, value)
 //    (tag: ts(base) + 1) is installed marked (not committed) at the leader and proposed to every other member (the
 //    quorum register's store, stamped with the view: PROPOSE; each installs it marked and acknowledges); once a
@@ -11,7 +12,11 @@
 //    unmarks it. A follower's loss therefore costs no pause: a majority still acknowledges.
 //  - A member takes proposals and COMMITs only of the view it runs, and none of a view older than one it voted in:
 //    a leader of an older view (paused, or cut off) gets no majority, so it commits nothing once the members moved
-//    on. (Nothing installs a newer view for zab yet: see "Survives" below.)
+//    on.
+//  - When the members lose the leader, a majority of them elects another in a newer view (election.cc), which
+//    establishes the view before it serves: it gathers a majority's copies, so it holds every committed write, and
+//    commits what they left marked; its first write of each key then takes a timestamp above every proposal an old
+//    leader left uncommitted anywhere (its tag floor). Each leader, view 0's too, establishes so.
 //  - Reads at any member: an unmarked copy is committed and answered locally through the worker's batched local
 //    reads. A member's copy can lag the leader's (a proposal on its way, or not yet acknowledged), so reads are
 //    sequentially consistent: a session sees its own writes and never goes back in a key's write order, but another
@@ -24,8 +29,10 @@
 //  - A proposal the leader could not get a majority for stays marked at the leader; its client hears "may or may
 //    not have taken effect", and the leader's next write or read of the key commits it first (it may have been
 //    acknowledged by a majority that the leader did not hear from).
-//  - Survives the loss of any member but the leader (Survives::kBackupLoss): leader election is not implemented
-//    yet, so while the leader is down its shard's writes fail and reads of marked keys fail.
+//  - Survives the loss of any minority of the members (Survives::kMinority): a follower's costs no pause; the
+//    leader's stops the shard's writes (and reads of marked keys) until a new leader is established: with the
+//    failure detector's timeout T, a lost connection or T of silence, then up to 2T per member ahead in the order
+//    of candidates, one round of votes and the copies of a majority.
 //  - A follower whose link to the leader broke (a lost connection, or a leader its failure detector suspected) may
 //    have missed proposals, which nobody sends again: without more, it would read its old copy of those keys until
 //    they are written again. Once the leader answers again, it catches up: it copies the leader's records (newer
@@ -58,12 +65,29 @@ enum Msg : uint16_t {
   // is); kAborted: the view is older than the one the receiver runs or voted in; kUnavailable: it is newer (the
   // receiver has not synced to it yet)
   kPropose = kForwarded + 2,
+  // request, candidate to member (election.cc): u32 shard, u64 view, u16 deposed leader, u8 pre-vote -> kOk (the
+  // vote, or for a pre-vote: would vote), kAborted (refused)
+  kVote,
+  // request, a new leader to every other data node (election.cc): u32 shard, u64 packed view -> kOk once the receiver
+  // runs that view (it takes no proposal of an older one from then on), kAborted when it runs another
+  kNewView,
 };
 
 class ZabNode final : public MarkedNode {
  public:
-  explicit ZabNode(const NodeEnv& env) : MarkedNode(env, "zab") {}
+  explicit ZabNode(const NodeEnv& env) : MarkedNode(env, "zab") {
+    env.membership.set_copy_again_on_new_view(false);  // a new leader reconciles the copies (election.cc)
+  }
   std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
+
+  // The view this node leads and has established (election.cc: it gathered a majority's copies and committed what
+  // they left marked), and the lowest timestamp its writes of a key last written by another leadership may take.
+  bool established(uint64_t view) const { return established_.load(std::memory_order_acquire) == view + 1; }
+  uint64_t tag_floor() const { return tag_floor_.load(std::memory_order_acquire); }
+  void establish(uint64_t view, uint64_t floor) {
+    tag_floor_.store(floor, std::memory_order_release);
+    established_.store(view + 1, std::memory_order_release);
+  }
 
   // Catching up with the leader after a broken link (zab.h): asked by any worker, done by worker 0.
   void request_catch_up() {
@@ -75,6 +99,8 @@ class ZabNode final : public MarkedNode {
   void caught_up() { catching_up_.store(false, std::memory_order_release); }
 
  private:
+  std::atomic<uint64_t> established_{0};  // the established view + 1 (0: none)
+  std::atomic<uint64_t> tag_floor_{0};
   std::atomic<bool> catching_up_{false};  // reads of keys absent here ask the leader
   std::atomic<bool> catch_up_requested_{false};
 };
@@ -99,6 +125,10 @@ class ZabWorker final : public MarkedWorker {
   bool leads(std::string_view key) const { return leader_of(key) == ctx_.self(); }
 
   rpc::Task<WriteResult> write_at_leader(const std::string& key, const Rmw& op);
+  // The timestamp of the leader's next write of a key whose base has tag `base` (election.cc).
+  uint64_t next_ts(uint64_t base) const;
+  // Whether this node leads `key`'s shard in an established view, waiting a while for its establishment.
+  rpc::Task<bool> leader_ready(std::string_view key);
   // At the leader: proposes (tag, value), which it holds marked, to every other member and commits it once a
   // majority holds it (false, with `why`, when no majority acknowledged: it stays marked).
   rpc::Task<bool> commit(const std::string& key, uint64_t tag, const std::string& value, std::string* why);
@@ -113,11 +143,20 @@ class ZabWorker final : public MarkedWorker {
   void tick_protocol() override;
   rpc::Task<void> catch_up(uint16_t leader);
 
+  // election.cc: a new leader when the shard's members lose theirs; its establishment before it serves.
+  bool lost(uint16_t node) const;
+  rpc::Task<void> elect(uint16_t deposed);
+  rpc::Task<bool> campaign(uint32_t shard, uint64_t view, uint16_t deposed);
+  rpc::Task<void> establish();
+  void serve_vote(const rpc::Incoming& in);
+  void serve_new_view(const rpc::Incoming& in);
+  bool serves_copies() const override;
+
   Code install(const std::string& key, uint64_t tag, std::string_view value) override;
   StoreRequest store_request(const std::string& key, uint64_t tag, const std::string& value) const override;
   bool takes_register_writes() const override { return false; }  // (proposals carry their view)
   // Why a member refuses a message of `view` for `key` from `sender` (kOk: it takes it); see kPropose.
-  Code check_view(std::string_view key, uint64_t view, uint16_t sender) const;
+  Code check_view(std::string_view key, uint64_t view, uint16_t sender);
   Status start_marked() override;
   void serve_propose(const rpc::Incoming& in);
   void serve_commit(const rpc::Incoming& in);
@@ -128,6 +167,9 @@ class ZabWorker final : public MarkedWorker {
   bool lost_leader_ = false;                 // this worker saw its link to the leader of its own shard break
   bool leader_was_up_ = false;               // at the last tick, the leader was connected and not suspected
   bool catching_up_here_ = false;            // worker 0 runs catch_up
+  bool electing_ = false;                    // worker 0 runs elect
+  bool establishing_ = false;                // worker 0 runs establish
+  uint16_t followed_ = UINT16_MAX;           // the leader of this node's shard at the last find_leaders
 };
 
 }  // namespace rdx::replication::zab
