@@ -97,7 +97,8 @@ Task<void> ZabWorker::elect(uint16_t deposed) {
     co_await ctx_.sched().sleep_for(wait);
     if (own_leader() != deposed || !m.in_sync() || !lost(deposed)) break;  // elected, or the leader is back
     const uint64_t view = std::max(m.view(shard).view, m.last_vote(shard).view) + 1;
-    if (co_await campaign(shard, view, deposed)) break;
+    const bool won = co_await campaign(shard, view, deposed);
+    if (won) break;
   }
   electing_ = false;
 }
@@ -127,8 +128,8 @@ Task<bool> ZabWorker::campaign(uint32_t shard, uint64_t view, uint16_t deposed) 
     co_return false;
   }
   if (!m.vote(shard, view, ctx_.self())) co_return false;
-  spdlog::warn("zab: {} stands for leader of shard {} (view {}) in place of {}", t.nodes[ctx_.self()].name, shard,
-               view, t.nodes[deposed].name);
+  spdlog::warn("zab: {} stands for leader of shard {} (view {}) in place of {}", t.nodes[ctx_.self()].name, shard, view,
+               t.nodes[deposed].name);
   const size_t votes = co_await ask(false);
   if (votes < need) {
     spdlog::warn("zab: {} got {} of the {} votes it needs for view {} of shard {}", t.nodes[ctx_.self()].name, votes,
@@ -197,24 +198,34 @@ Task<void> ZabWorker::establish() {
   if (v.primary != ctx_.self() || zab_.established(v.view) || !m.in_sync()) co_return;
   establishing_ = true;
   const auto still = [&] { return m.view(shard).packed() == v.packed() && m.in_sync(); };
-  // 1. The view, to every other data node; copies from the members of the shard that run it.
+  // 1. The view, to every other data node (those of other shards learn where to forward; no need to wait for
+  // them), and copies from the members of the shard that run it now (waiting only for those this node has not lost).
   rpc::Writer w;
   w.put(shard).put(v.packed());
+  const auto timeout = std::chrono::milliseconds(t.failure.timeout_ms + 1000);
   std::vector<uint16_t> told;
   std::vector<Task<rpc::Response>> calls;
-  for (uint16_t n : cluster::other_data_nodes(t, ctx_.self()))
-    if (auto conn = ctx_.peer(n)) {
+  for (uint16_t n : cluster::other_data_nodes(t, ctx_.self())) {
+    auto conn = ctx_.peer(n);
+    if (!conn) continue;
+    if (t.nodes[n].shard == static_cast<int>(shard) && !lost(n)) {
       told.push_back(n);
-      calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kNewView), w.data(),
-                                           std::chrono::milliseconds(t.failure.timeout_ms + 1000)));
+      calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kNewView), w.data(), timeout));
+    } else {
+      rpc::spawn(
+          [](ZabWorker* self, transport::ConnId c, std::string body, std::chrono::milliseconds limit) -> Task<void> {
+            (void)co_await self->ctx_.rpc().call_task(c, self->msgs_.at(kNewView), std::move(body), limit);
+          }(this, *conn, w.data(), timeout));
     }
+  }
   const std::vector<rpc::Response> answers = co_await rpc::when_all(std::move(calls));
   const size_t need = majority_of_shard(t, shard) - 1;
   size_t copied = 0;
-  for (size_t i = 0; i < told.size() && copied < need && still(); ++i)
-    if (t.nodes[told[i]].shard == static_cast<int>(shard) && answers[i].status == Code::kOk &&
-        co_await copy_from(told[i]))
-      ++copied;
+  for (size_t i = 0; i < told.size() && copied < need && still(); ++i) {
+    if (answers[i].status != Code::kOk) continue;
+    const bool done = co_await copy_from(told[i]);
+    if (done) ++copied;
+  }
   if (copied < need || !still()) {
     spdlog::warn("zab: {} could not establish view {} of shard {}: copied from {} of the {} members it needs",
                  t.nodes[ctx_.self()].name, v.view, shard, copied, need);
@@ -241,8 +252,10 @@ Task<void> ZabWorker::establish() {
     }
   } while (cursor != 0);
   for (const Marked& c : marked) {
-    std::string why;
-    if (!still() || !co_await commit(c.key, c.tag, c.value, &why)) {
+    std::string why = "the view changed";
+    bool committed = false;
+    if (still()) committed = co_await commit(c.key, c.tag, c.value, &why);
+    if (!committed) {
       spdlog::warn("zab: {} could not establish view {} of shard {}: a marked copy did not commit ({})",
                    t.nodes[ctx_.self()].name, v.view, shard, why);
       establishing_ = false;

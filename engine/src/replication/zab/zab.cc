@@ -112,7 +112,8 @@ Task<KvResult> ZabWorker::get(std::string key) {
   Copy c = copy_of(key);  // marked (kBusy), or changed since
   if (!c.found || !c.marked) co_return as_read(c.found ? c.tag : 0, std::move(c.value));
   if (!leads(key)) co_return co_await resolve_at_leader(key);
-  if (!co_await leader_ready(key))
+  const bool ready = co_await leader_ready(key);
+  if (!ready)
     co_return KvResult::failed(Code::kUnavailable, "zab: this node's leadership of the key's shard is not established");
   KvResult r = co_await resolve_here(key);
   if (r.status != Code::kOk) co_return r;
@@ -180,7 +181,8 @@ void ZabWorker::serve_resolve(const rpc::Incoming& in) {
                               rpc::as_bytes_of(std::string_view("zab: a malformed resolve request")));
   if (!ctx_.membership().in_sync()) return ctx_.rpc().respond(in.reply_to(), Code::kUnavailable);
   rpc::spawn([](ZabWorker* self, rpc::ReplyTo to, std::string k) -> Task<void> {
-    if (!co_await self->leader_ready(k)) co_return self->ctx_.rpc().respond(to, Code::kUnavailable);
+    const bool ready = co_await self->leader_ready(k);
+    if (!ready) co_return self->ctx_.rpc().respond(to, Code::kUnavailable);
     KvResult r = co_await self->resolve_here(k);
     if (r.status != Code::kOk) co_return self->ctx_.rpc().respond(to, r.status, rpc::as_bytes_of(r.error));
     rpc::Writer w;
@@ -285,9 +287,10 @@ Task<WriteResult> ZabWorker::write(std::string key, Rmw op) {
   }
   if (!ctx_.membership().in_sync())
     co_return WriteResult::failed(Code::kUnavailable, "zab: the leader of the key's shard is recovering its copy");
-  if (!co_await leader_ready(key))
-    co_return WriteResult::failed(Code::kUnavailable,
-                                  "zab: this node's leadership of the key's shard is not established; nothing was written");
+  const bool ready = co_await leader_ready(key);
+  if (!ready)
+    co_return WriteResult::failed(
+        Code::kUnavailable, "zab: this node's leadership of the key's shard is not established; nothing was written");
   co_return co_await turns_.in_turn(key, members_of(key).count() > 1, op, [&] { return write_at_leader(key, op); });
 }
 
