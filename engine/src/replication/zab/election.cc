@@ -11,23 +11,24 @@
 //
 // Establishment (ZAB's synchronization phase), before a leader writes, resolves or answers a copy in its view:
 //  1. It tells every other data node its view (kNewView) and, from the members of its shard that run the view now
-//     (each refuses proposals of older views from then on), copies records until it holds a majority's copies (its
-//     own included). Every write a leader committed reached a majority, so one of them holds it: the new leader now
-//     holds every committed write (newer tags are installed marked).
-//  2. It commits every copy it holds marked (a proposal of an old view that may have been acknowledged), proposing
-//     it again in its view.
-//  3. Its tag floor: the highest timestamp it holds + 2. A proposal of an old view that no majority acknowledged
-//     (an orphan: the client heard "may or may not have taken effect") can sit at a member this leader did not copy
-//     from, with a timestamp at most one above the key's last committed one. The first write of a key in the new
-//     leadership takes a timestamp of at least the floor, so it is newer than every such orphan: no later leader
-//     can gather an orphan over a committed write. (An orphan no write followed may still be gathered and committed
-//     by a later leader: its write, whose outcome its client never learned, takes effect late, as it may.)
+//     (each refuses proposals of older views from then on: it answers under ZabNode::view_gate), copies records
+//     until it holds a majority's copies (its own included). Every write a leader committed reached a majority, so
+//     one of them holds it: the new leader now holds every committed write (newer tags are installed marked, and
+//     committed at the key's next write or read, as any marked copy).
+//  2. Its tag floor F: above the highest timestamp it holds + 1 and above every floor an earlier leadership
+//     recorded (the members answer kNewView with the highest they recorded), and recorded at a majority (kFloor)
+//     before it is used. The first write of a key in a leadership takes a timestamp of at least its floor, the next
+//     ones the previous + 1, each only once the previous committed: so a proposal no majority acknowledged (an
+//     orphan, whose client heard "may or may not have taken effect"), which may sit at a member the next leader did
+//     not copy from, has a timestamp of at most max(the key's last committed + 1, its leadership's floor), both
+//     below every later floor. Every later write of the key is newer than the orphan, so no leader can gather an
+//     orphan over a committed write (an orphan nothing followed may still be gathered and committed: its write takes
+//     effect late, as it may). The floors survive restarts: a recovering member copies the highest (copy_extra).
 // A restarted leader of view 0 establishes the same way; on a fresh shard, with nothing to gather, that is quick.
 #include <spdlog/spdlog.h>
 
 #include <random>
 
-#include "cluster/lockword.h"
 #include "replication/zab/zab.h"
 #include "rpc/codec.h"
 
@@ -128,15 +129,19 @@ Task<bool> ZabWorker::campaign(uint32_t shard, uint64_t view, uint16_t deposed) 
     co_return false;
   }
   if (!m.vote(shard, view, ctx_.self())) co_return false;
+  const auto lost_round = [&] {
+    lift_fence(shard, view);
+    return false;
+  };
   spdlog::warn("zab: {} stands for leader of shard {} (view {}) in place of {}", t.nodes[ctx_.self()].name, shard, view,
                t.nodes[deposed].name);
   const size_t votes = co_await ask(false);
   if (votes < need) {
     spdlog::warn("zab: {} got {} of the {} votes it needs for view {} of shard {}", t.nodes[ctx_.self()].name, votes,
                  need, view, shard);
-    co_return false;
+    co_return lost_round();
   }
-  if (!m.in_sync() || !m.install_view(shard, ShardView{view, ctx_.self()})) co_return false;
+  if (!m.in_sync() || !m.install_view(shard, ShardView{view, ctx_.self()})) co_return lost_round();
   m.note_promotion();
   on_membership_change();
   spdlog::warn("zab: {} is the leader of shard {} (view {}, {} votes)", t.nodes[ctx_.self()].name, shard, view, votes);
@@ -170,9 +175,17 @@ void ZabWorker::serve_vote(const rpc::Incoming& in) {
   // are taken again (a winner elsewhere is protected by the members that learned its view).
   rpc::spawn([](ZabWorker* self, uint32_t sh, uint64_t v) -> Task<void> {
     co_await cluster::linger(self->ctx_, kVoteFence);
-    cluster::Membership& mem = self->ctx_.membership();
-    if (mem.view(sh).view < v && mem.vote_fence(sh) == v) mem.lift_vote_fence(sh);
+    self->lift_fence(sh, v);
   }(this, shard, view));
+}
+
+void ZabWorker::lift_fence(uint32_t shard, uint64_t view) {
+  cluster::Membership& m = ctx_.membership();
+  if (m.view(shard).view >= view || m.vote_fence(shard) != view) return;
+  m.lift_vote_fence(shard);
+  spdlog::warn("zab: view {} of shard {} did not come; taking proposals of view {} again", view, shard,
+               m.view(shard).view);
+  zab_.request_catch_up();  // (it refused the leader's proposals meanwhile)
 }
 
 void ZabWorker::serve_new_view(const rpc::Incoming& in) {
@@ -184,10 +197,47 @@ void ZabWorker::serve_new_view(const rpc::Incoming& in) {
   if (!r.done() || shard >= t.shards.size() || v.primary != in.peer_node || v.primary >= t.nodes.size() ||
       t.nodes[v.primary].shard != static_cast<int>(shard) || !from_data_node(in))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  // Exclusive: a proposal of an older view that passed its check here is stored before the answer (view_gate).
+  std::unique_lock gate(zab_.view_gate());
   if (cluster::learn_view(ctx_, shard, v))
     spdlog::warn("zab: {} leads shard {} (view {})", t.nodes[v.primary].name, shard, v.view);
   const ShardView now = ctx_.membership().view(shard);
-  ctx_.rpc().respond(in.reply_to(), now.view == v.view && now.primary == v.primary ? Code::kOk : Code::kAborted);
+  if (now.view != v.view || now.primary != v.primary) return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
+  rpc::Writer w;
+  w.put(zab_.floor_seen());
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
+}
+
+void ZabWorker::serve_floor(const rpc::Incoming& in) {
+  rpc::Reader r(in.payload);
+  const auto shard = r.get<uint32_t>();
+  const auto view = r.get<uint64_t>();
+  const auto floor = r.get<uint64_t>();
+  const int own = ctx_.topology().nodes[ctx_.self()].shard;
+  if (!r.done() || own < 0 || shard != static_cast<uint32_t>(own) || !from_member(in) || floor > kTagMaxTs)
+    return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  const ShardView now = ctx_.membership().view(shard);
+  if (now.view != view || now.primary != in.peer_node) return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
+  zab_.see_floor(floor);
+  ctx_.rpc().respond(in.reply_to(), Code::kOk);
+}
+
+void ZabWorker::serve_floor_seen(const rpc::Incoming& in) {
+  if (!in.payload.empty() || !from_member(in)) return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  rpc::Writer w;
+  w.put(zab_.floor_seen());
+  ctx_.rpc().respond(in.reply_to(), Code::kOk, w.span());
+}
+
+Task<bool> ZabWorker::copy_extra(uint16_t source) {
+  auto conn = ctx_.peer(source);
+  if (!conn) co_return false;
+  const rpc::Response r = co_await ctx_.rpc().call_task(*conn, msgs_.at(kFloorSeen), {});
+  rpc::Reader rd(r.payload);
+  const auto floor = rd.get<uint64_t>();
+  if (r.status != Code::kOk || !rd.done() || floor > kTagMaxTs) co_return false;
+  zab_.see_floor(floor);
+  co_return true;
 }
 
 Task<void> ZabWorker::establish() {
@@ -197,7 +247,19 @@ Task<void> ZabWorker::establish() {
   const ShardView v = m.view(shard);
   if (v.primary != ctx_.self() || zab_.established(v.view) || !m.in_sync()) co_return;
   establishing_ = true;
+  const bool done = co_await establish_view(shard, v);
+  if (!done) co_await ctx_.sched().sleep_for(std::chrono::milliseconds(100));  // (tick_protocol tries again)
+  establishing_ = false;
+}
+
+Task<bool> ZabWorker::establish_view(uint32_t shard, ShardView v) {
+  const cluster::Topology& t = ctx_.topology();
+  cluster::Membership& m = ctx_.membership();
   const auto still = [&] { return m.view(shard).packed() == v.packed() && m.in_sync(); };
+  const auto failed = [&](std::string_view why) {
+    spdlog::warn("zab: {} could not establish view {} of shard {}: {}", t.nodes[ctx_.self()].name, v.view, shard, why);
+    return false;
+  };
   // 1. The view, to every other data node (those of other shards learn where to forward; no need to wait for
   // them), and copies from the members of the shard that run it now (waiting only for those this node has not lost).
   rpc::Writer w;
@@ -220,57 +282,48 @@ Task<void> ZabWorker::establish() {
   }
   const std::vector<rpc::Response> answers = co_await rpc::when_all(std::move(calls));
   const size_t need = majority_of_shard(t, shard) - 1;
+  uint64_t prior_floor = zab_.floor_seen();
+  std::vector<uint16_t> running;  // the members that run the view
+  for (size_t i = 0; i < told.size(); ++i) {
+    rpc::Reader rd(answers[i].payload);
+    const auto floor = rd.get<uint64_t>();
+    if (answers[i].status != Code::kOk || !rd.done()) continue;
+    prior_floor = std::max(prior_floor, floor);
+    running.push_back(told[i]);
+  }
   size_t copied = 0;
-  for (size_t i = 0; i < told.size() && copied < need && still(); ++i) {
-    if (answers[i].status != Code::kOk) continue;
-    const bool done = co_await copy_from(told[i]);
-    if (done) ++copied;
+  for (size_t i = 0; i < running.size() && copied < need && still(); ++i) {
+    const bool copy = co_await copy_from(running[i]);
+    if (copy) ++copied;
   }
-  if (copied < need || !still()) {
-    spdlog::warn("zab: {} could not establish view {} of shard {}: copied from {} of the {} members it needs",
-                 t.nodes[ctx_.self()].name, v.view, shard, copied, need);
-    co_await ctx_.sched().sleep_for(std::chrono::milliseconds(100));  // (tick_protocol tries again)
-    establishing_ = false;
-    co_return;
-  }
-  // 2. Commits what it holds marked; 3. the tag floor.
-  struct Marked {
-    std::string key, value;
-    uint64_t tag;
-  };
-  std::vector<Marked> marked;
+  if (copied < need || !still())
+    co_return failed(fmt::format("copied from {} of the {} other members it needs", copied, need));
+  // 2. The tag floor, recorded at a majority (this node included).
   uint64_t highest = 0;
   std::vector<store::ScanItem> items;
   uint64_t cursor = 0;
   do {
     items.clear();
     cursor = ctx_.table().scan(ctx_.session(), cursor, 256, &items);
-    for (store::ScanItem& it : items) {
-      highest = std::max(highest, tag_ts(it.version));
-      if ((it.lock_word & cluster::lockword::kNotReadable) != 0)
-        marked.push_back({std::move(it.key), std::move(it.value), it.version});
-    }
+    for (const store::ScanItem& it : items) highest = std::max(highest, tag_ts(it.version));
   } while (cursor != 0);
-  for (const Marked& c : marked) {
-    std::string why = "the view changed";
-    bool committed = false;
-    if (still()) committed = co_await commit(c.key, c.tag, c.value, &why);
-    if (!committed) {
-      spdlog::warn("zab: {} could not establish view {} of shard {}: a marked copy did not commit ({})",
-                   t.nodes[ctx_.self()].name, v.view, shard, why);
-      establishing_ = false;
-      co_return;
-    }
-  }
-  if (highest + 2 > kTagMaxTs) {
-    spdlog::error("zab: the tags of shard {} are exhausted", shard);
-    establishing_ = false;
-    co_return;
-  }
-  zab_.establish(v.view, highest + 2);
-  spdlog::warn("zab: {} established view {} of shard {} ({} members' copies, {} marked copies committed, floor {})",
-               t.nodes[ctx_.self()].name, v.view, shard, copied + 1, marked.size(), highest + 2);
-  establishing_ = false;
+  const uint64_t floor = std::max(highest + 2, prior_floor + 1);
+  if (floor > kTagMaxTs) co_return failed("the shard's tags are exhausted");
+  rpc::Writer f;
+  f.put(shard).put(v.view).put(floor);
+  std::vector<Task<rpc::Response>> records;
+  for (uint16_t n : running)
+    if (auto conn = ctx_.peer(n)) records.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kFloor), f.data(), timeout));
+  const std::vector<rpc::Response> recorded = co_await rpc::when_all(std::move(records));
+  const auto acks = static_cast<size_t>(
+      std::count_if(recorded.begin(), recorded.end(), [](const rpc::Response& r) { return r.status == Code::kOk; }));
+  if (acks < need || !still())
+    co_return failed(fmt::format("{} of the {} other members it needs recorded its tag floor", acks, need));
+  zab_.see_floor(floor);
+  zab_.establish(v.view, floor);
+  spdlog::warn("zab: {} established view {} of shard {} (the copies of {} members, tag floor {})",
+               t.nodes[ctx_.self()].name, v.view, shard, copied + 1, floor);
+  co_return true;
 }
 
 }  // namespace rdx::replication::zab

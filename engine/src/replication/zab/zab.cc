@@ -29,6 +29,8 @@ Status ZabWorker::start_marked() {
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kPropose), [this](const rpc::Incoming& in) { serve_propose(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kVote), [this](const rpc::Incoming& in) { serve_vote(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kFloor), [this](const rpc::Incoming& in) { serve_floor(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kFloorSeen), [this](const rpc::Incoming& in) { serve_floor_seen(in); }));
   return rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) { serve_resolve(in); });
 }
 
@@ -52,11 +54,13 @@ void ZabWorker::find_leaders() {
         break;
       }
   }
-  // A follower of a new leader may have refused proposals of the new view before it learned it: it catches up with
-  // the new leader (which answers the copy once established).
-  const std::optional<uint16_t> leader = own_leader();
-  if (leader && followed_ != UINT16_MAX && *leader != followed_) zab_.request_catch_up();
-  followed_ = leader.value_or(ctx_.self());
+  // A follower of a new view may have refused its proposals before it learned it: it catches up with the leader
+  // (which answers the copy once established).
+  const cluster::NodeSpec& self = t.nodes[ctx_.self()];
+  if (self.role != cluster::Role::kData || self.shard < 0) return;
+  const cluster::ShardView now = leaders_[static_cast<size_t>(self.shard)];
+  if (followed_.primary != UINT16_MAX && now.view != followed_.view && own_leader()) zab_.request_catch_up();
+  followed_ = now;
 }
 
 Code ZabWorker::check_view(std::string_view key, uint64_t view, uint16_t sender) {
@@ -83,6 +87,7 @@ void ZabWorker::serve_propose(const rpc::Incoming& in) {
   const std::string_view key = ahead.bytes(cluster::kMaxKeyBytes);
   if (!ahead.ok() || !from_member(in) || !replicates(key))
     return ctx_.rpc().respond(in.reply_to(), Code::kInvalidArgument);
+  std::shared_lock gate(zab_.view_gate());  // (see ZabNode::view_gate)
   if (const Code refused = check_view(key, view, in.peer_node); refused != Code::kOk)
     return ctx_.rpc().respond(in.reply_to(), refused);
   store_from(in, rd);
@@ -129,6 +134,10 @@ Task<KvResult> ZabWorker::resolve_here(const std::string& key) {
     for (;;) {
       Copy c = copy_of(key);
       if (c.found && c.marked) {
+        if (!leads(key) || !zab_.established(view_of(key))) {  // (the view changed while it waited for its turn)
+          out = KvResult::failed(Code::kUnavailable, "zab: this node no longer leads the key's shard");
+          co_return WriteResult{};
+        }
         std::string why;
         const bool committed = co_await commit(key, c.tag, c.value, &why);
         if (!committed) {

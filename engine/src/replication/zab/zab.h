@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,15 @@ enum Msg : uint16_t {
   // request, candidate to member (election.cc): u32 shard, u64 view, u16 deposed leader, u8 pre-vote -> kOk (the
   // vote, or for a pre-vote: would vote), kAborted (refused)
   kVote,
-  // request, a new leader to every other data node (election.cc): u32 shard, u64 packed view -> kOk once the receiver
-  // runs that view (it takes no proposal of an older one from then on), kAborted when it runs another
+  // request, a new leader to every other data node (election.cc): u32 shard, u64 packed view -> kOk: u64 the highest
+  // tag floor the receiver recorded, once it runs that view (it takes no proposal of an older one from then on);
+  // kAborted when it runs another
   kNewView,
+  // request, a leader establishing its view to the members of its shard: u32 shard, u64 view, u64 tag floor -> kOk
+  // once recorded (the receiver runs that view, led by the sender); kAborted otherwise
+  kFloor,
+  // request (recovery, copy_extra): empty -> u64 the highest tag floor the receiver recorded
+  kFloorSeen,
 };
 
 class ZabNode final : public MarkedNode {
@@ -80,14 +87,25 @@ class ZabNode final : public MarkedNode {
   }
   std::unique_ptr<ReplicationProtocol> make_worker(cluster::WorkerContext& ctx) override;
 
-  // The view this node leads and has established (election.cc: it gathered a majority's copies and committed what
-  // they left marked), and the lowest timestamp its writes of a key last written by another leadership may take.
+  // The view this node leads and has established (election.cc: it gathered a majority's copies and recorded its tag
+  // floor at a majority), and that floor: the lowest timestamp its writes of a key last written by another
+  // leadership may take.
   bool established(uint64_t view) const { return established_.load(std::memory_order_acquire) == view + 1; }
   uint64_t tag_floor() const { return tag_floor_.load(std::memory_order_acquire); }
   void establish(uint64_t view, uint64_t floor) {
     tag_floor_.store(floor, std::memory_order_release);
     established_.store(view + 1, std::memory_order_release);
   }
+  // The highest tag floor any leadership recorded here (or that recovery copied).
+  uint64_t floor_seen() const { return floor_seen_.load(std::memory_order_acquire); }
+  void see_floor(uint64_t floor) {
+    uint64_t now = floor_seen_.load(std::memory_order_acquire);
+    while (now < floor && !floor_seen_.compare_exchange_weak(now, floor, std::memory_order_acq_rel)) {
+    }
+  }
+  // Proposals are checked and stored under it shared; a member answers a new view (kNewView) under it exclusive, so
+  // no proposal of an older view that passed its check is still to be stored once the new leader copies from it.
+  std::shared_mutex& view_gate() { return view_gate_; }
 
   // Catching up with the leader after a broken link (zab.h): asked by any worker, done by worker 0.
   void request_catch_up() {
@@ -101,6 +119,8 @@ class ZabNode final : public MarkedNode {
  private:
   std::atomic<uint64_t> established_{0};  // the established view + 1 (0: none)
   std::atomic<uint64_t> tag_floor_{0};
+  std::atomic<uint64_t> floor_seen_{0};
+  std::shared_mutex view_gate_;
   std::atomic<bool> catching_up_{false};  // reads of keys absent here ask the leader
   std::atomic<bool> catch_up_requested_{false};
 };
@@ -148,8 +168,15 @@ class ZabWorker final : public MarkedWorker {
   rpc::Task<void> elect(uint16_t deposed);
   rpc::Task<bool> campaign(uint32_t shard, uint64_t view, uint16_t deposed);
   rpc::Task<void> establish();
+  rpc::Task<bool> establish_view(uint32_t shard, cluster::ShardView v);
   void serve_vote(const rpc::Incoming& in);
   void serve_new_view(const rpc::Incoming& in);
+  void serve_floor(const rpc::Incoming& in);
+  void serve_floor_seen(const rpc::Incoming& in);
+  rpc::Task<bool> copy_extra(uint16_t source) override;  // the floor the source has seen
+  // A fence this node's vote set goes (the campaign was lost, or its view never came): the old leader's proposals
+  // are taken again, and those refused meanwhile are caught up with.
+  void lift_fence(uint32_t shard, uint64_t view);
   bool serves_copies() const override;
 
   Code install(const std::string& key, uint64_t tag, std::string_view value) override;
@@ -163,13 +190,13 @@ class ZabWorker final : public MarkedWorker {
   void serve_resolve(const rpc::Incoming& in);
 
   ZabNode& zab_;
-  std::vector<cluster::ShardView> leaders_;  // by shard: the leader and the view it leads
-  bool lost_leader_ = false;                 // this worker saw its link to the leader of its own shard break
-  bool leader_was_up_ = false;               // at the last tick, the leader was connected and not suspected
-  bool catching_up_here_ = false;            // worker 0 runs catch_up
-  bool electing_ = false;                    // worker 0 runs elect
-  bool establishing_ = false;                // worker 0 runs establish
-  uint16_t followed_ = UINT16_MAX;           // the leader of this node's shard at the last find_leaders
+  std::vector<cluster::ShardView> leaders_;     // by shard: the leader and the view it leads
+  bool lost_leader_ = false;                    // this worker saw its link to the leader of its own shard break
+  bool leader_was_up_ = false;                  // at the last tick, the leader was connected and not suspected
+  bool catching_up_here_ = false;               // worker 0 runs catch_up
+  bool electing_ = false;                       // worker 0 runs elect
+  bool establishing_ = false;                   // worker 0 runs establish
+  cluster::ShardView followed_{0, UINT16_MAX};  // the leader of this node's shard (and its view) at find_leaders
 };
 
 }  // namespace rdx::replication::zab
