@@ -12,7 +12,7 @@ rpc::Task<WriteResult> forward_write(cluster::WorkerContext& ctx, transport::Con
   rpc::Writer w;
   w.bytes(key);
   op.encode(w);
-  rpc::Response resp = co_await ctx.rpc().call(conn, type, w.span());
+  rpc::Response resp = co_await ctx.rpc().call(conn, type, w.span(), kForwardTimeout);
   if (resp.status == Code::kUnavailable || resp.status == Code::kTimeout)
     co_return WriteResult::failed(
         Code::kTimeout,

@@ -73,6 +73,9 @@ void PbWorker::on_peer_lost(uint16_t node) {
   const cluster::NodeSpec& lost = t.nodes[node];
   if (lost.role != cluster::Role::kData) return;
   const auto shard = static_cast<uint32_t>(lost.shard);
+  // Writes forwarded to a lost primary fail now (their outcome unknown) instead of at their timeout (forward.h).
+  if (ctx_.membership().primary(shard) == node)
+    if (auto conn = ctx_.peer(node)) ctx_.rpc().abandon_calls(*conn);
   if (ctx_.membership().primary(shard) != node) {
     rpc::spawn(
         [](PbWorker* self, uint16_t n) -> Task<void> { (void)co_await self->exclude(n, "unreachable"); }(this, node));
