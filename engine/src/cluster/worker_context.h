@@ -72,6 +72,12 @@ inline bool learn_view(WorkerContext& ctx, uint32_t shard, ShardView v) {
     return false;
   return ctx.membership().learn_view(shard, v, static_cast<int>(shard) == t.nodes[ctx.self()].shard, ctx.self());
 }
+// Whether this node has lost `node` itself, as elections count it: the failure detector suspects it, its connection is
+// down, this node excluded it, or it resigned as its shard's primary (it is handing its shard over).
+inline bool lost_peer(WorkerContext& ctx, uint16_t node) {
+  const Membership& m = ctx.membership();
+  return m.suspected(node) || !ctx.peer(node) || m.member(node) == MemberState::kFailed || m.resigned(node);
+}
 // Waits `d`, or until the node is stopping: for waits that only keep bookkeeping alive (a vote's fence, a finished
 // transaction's outcome kept for its participants' recovery). A stopping node's workers drain every timer before
 // they stop (server/worker.cc), and must not wait these out.

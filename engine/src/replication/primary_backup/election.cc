@@ -36,15 +36,6 @@ using cluster::MemberState;
 using cluster::ShardView;
 using rpc::Task;
 
-namespace {
-// Whether this node has lost `node` itself: the failure detector suspects it, its connection is down, this node
-// excluded it already, or it resigned (handover.cc).
-bool lost(cluster::WorkerContext& ctx, uint16_t node) {
-  const cluster::Membership& m = ctx.membership();
-  return m.suspected(node) || !ctx.peer(node) || m.member(node) == MemberState::kFailed || m.resigned(node);
-}
-}  // namespace
-
 Task<void> PbWorker::elect(uint16_t deposed) {
   if (electing_ || !ctx_.membership().leases().enabled()) co_return;  // leases are what makes a deposition safe
   electing_ = true;
@@ -74,13 +65,13 @@ Task<void> PbWorker::elect(uint16_t deposed) {
                                        timeout.count() / 2, timeout.count() * 3 / 2)(rng));
     co_await ctx_.sched().sleep_for(wait);
     // Someone else won, this node's copy is not complete (it may not lead), or the primary answers again.
-    if (m.primary(shard) != deposed || !m.in_sync() || !lost(ctx_, deposed)) break;
+    if (m.primary(shard) != deposed || !m.in_sync() || !cluster::lost_peer(ctx_, deposed)) break;
     // This node voted for another candidate in a view not installed yet: give that campaign time to end first.
     const ShardView vote = m.last_vote(shard);
     if (vote.view > m.view(shard).view && vote.primary != ctx_.self() && vote.view != waited_for_vote) {
       waited_for_vote = vote.view;
       co_await ctx_.sched().sleep_for(2 * timeout);
-      if (m.primary(shard) != deposed || !m.in_sync() || !lost(ctx_, deposed)) break;
+      if (m.primary(shard) != deposed || !m.in_sync() || !cluster::lost_peer(ctx_, deposed)) break;
     }
     const uint64_t view = std::max(m.view(shard).view, m.last_vote(shard).view) + 1;
     const bool done = co_await campaign(shard, view, deposed);
@@ -184,7 +175,7 @@ void PbWorker::serve_vote(const rpc::Incoming& in) {
   cluster::Membership& m = ctx_.membership();
   // No vote to depose a primary this node does not know as the primary, or still hears; none for a member it
   // excluded (it may have missed writes); one per view. A pre-vote only says whether this node would vote.
-  if (ctx_.self() == deposed || m.primary(shard) != deposed || !lost(ctx_, deposed) ||
+  if (ctx_.self() == deposed || m.primary(shard) != deposed || !cluster::lost_peer(ctx_, deposed) ||
       m.member(candidate) == MemberState::kFailed || view <= m.view(shard).view)
     return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
   if (pre != 0) return ctx_.rpc().respond(in.reply_to(), Code::kOk);

@@ -68,15 +68,8 @@ Task<bool> ZabWorker::leader_ready(std::string_view key) {
 }
 
 bool ZabWorker::serves_copies() const {
-  const cluster::NodeSpec& self = ctx_.topology().nodes[ctx_.self()];
-  if (self.role != cluster::Role::kData || self.shard < 0) return true;
-  const cluster::ShardView& v = leaders_[static_cast<size_t>(self.shard)];
-  return v.primary != ctx_.self() || zab_.established(v.view);
-}
-
-bool ZabWorker::lost(uint16_t node) const {
-  const cluster::Membership& m = ctx_.membership();
-  return m.suspected(node) || !ctx_.peer(node) || m.member(node) == cluster::MemberState::kFailed;
+  const cluster::ShardView* own = own_view();
+  return own == nullptr || own->primary != ctx_.self() || zab_.established(own->view);
 }
 
 Task<void> ZabWorker::elect(uint16_t deposed) {
@@ -96,7 +89,8 @@ Task<void> ZabWorker::elect(uint16_t deposed) {
                                  : std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(
                                        timeout.count() / 2, timeout.count() * 3 / 2)(rng));
     co_await ctx_.sched().sleep_for(wait);
-    if (own_leader() != deposed || !m.in_sync() || !lost(deposed)) break;  // elected, or the leader is back
+    if (own_leader() != deposed || !m.in_sync() || !cluster::lost_peer(ctx_, deposed))
+      break;  // elected, or the leader is back
     const uint64_t view = std::max(m.view(shard).view, m.last_vote(shard).view) + 1;
     const bool won = co_await campaign(shard, view, deposed);
     if (won) break;
@@ -164,7 +158,7 @@ void ZabWorker::serve_vote(const rpc::Incoming& in) {
   cluster::Membership& m = ctx_.membership();
   // Only to depose the leader this node follows and has lost itself, for a candidate it has not excluded, while its
   // own copy is complete (a recovering member's answers do not count); one vote per view.
-  if (own_leader() != deposed || !lost(deposed) || !m.in_sync() || view <= m.view(shard).view ||
+  if (own_leader() != deposed || !cluster::lost_peer(ctx_, deposed) || !m.in_sync() || view <= m.view(shard).view ||
       m.member(candidate) == cluster::MemberState::kFailed)
     return ctx_.rpc().respond(in.reply_to(), Code::kAborted);
   if (pre != 0) return ctx_.rpc().respond(in.reply_to(), Code::kOk);
@@ -270,7 +264,7 @@ Task<bool> ZabWorker::establish_view(uint32_t shard, ShardView v) {
   for (uint16_t n : cluster::other_data_nodes(t, ctx_.self())) {
     auto conn = ctx_.peer(n);
     if (!conn) continue;
-    if (t.nodes[n].shard == static_cast<int>(shard) && !lost(n)) {
+    if (t.nodes[n].shard == static_cast<int>(shard) && !cluster::lost_peer(ctx_, n)) {
       told.push_back(n);
       calls.push_back(ctx_.rpc().call_task(*conn, msgs_.at(kNewView), w.data(), timeout));
     } else {

@@ -56,11 +56,10 @@ void ZabWorker::find_leaders() {
   }
   // A follower of a new view may have refused its proposals before it learned it: it catches up with the leader
   // (which answers the copy once established).
-  const cluster::NodeSpec& self = t.nodes[ctx_.self()];
-  if (self.role != cluster::Role::kData || self.shard < 0) return;
-  const cluster::ShardView now = leaders_[static_cast<size_t>(self.shard)];
-  if (followed_.primary != UINT16_MAX && now.view != followed_.view && own_leader()) zab_.request_catch_up();
-  followed_ = now;
+  const cluster::ShardView* now = own_view();
+  if (now == nullptr) return;
+  if (followed_.primary != UINT16_MAX && now->view != followed_.view && own_leader()) zab_.request_catch_up();
+  followed_ = *now;
 }
 
 Code ZabWorker::check_view(std::string_view key, uint64_t view, uint16_t sender) {
@@ -203,13 +202,16 @@ void ZabWorker::serve_resolve(const rpc::Incoming& in) {
 // ---------------------------------------------------------------------------------------------------------------
 // Catching up after a broken link to the leader (zab.h).
 
+const cluster::ShardView* ZabWorker::own_view() const {
+  const cluster::NodeSpec& self = ctx_.topology().nodes[ctx_.self()];
+  if (self.role != cluster::Role::kData || self.shard < 0) return nullptr;
+  return &leaders_[static_cast<size_t>(self.shard)];
+}
+
 std::optional<uint16_t> ZabWorker::own_leader() const {
-  const cluster::Topology& t = ctx_.topology();
-  const cluster::NodeSpec& self = t.nodes[ctx_.self()];
-  if (self.role != cluster::Role::kData || self.shard < 0) return std::nullopt;
-  const uint16_t leader = leaders_[static_cast<size_t>(self.shard)].primary;
-  if (leader == kNoLeader || leader == ctx_.self()) return std::nullopt;
-  return leader;
+  const cluster::ShardView* v = own_view();
+  if (v == nullptr || v->primary == kNoLeader || v->primary == ctx_.self()) return std::nullopt;
+  return v->primary;
 }
 
 void ZabWorker::on_peer_lost(uint16_t node) {
@@ -233,12 +235,10 @@ void ZabWorker::tick_protocol() {
     }
   }
   if (ctx_.worker_index() == 0 && ctx_.membership().in_sync()) {
-    const cluster::NodeSpec& self = ctx_.topology().nodes[ctx_.self()];
     const auto leader = own_leader();
-    if (leader && !electing_ && lost(*leader)) rpc::spawn(elect(*leader));  // election.cc
-    if (!leader && self.role == cluster::Role::kData && self.shard >= 0 && !establishing_ &&
-        leaders_[static_cast<size_t>(self.shard)].primary == ctx_.self() &&
-        !zab_.established(leaders_[static_cast<size_t>(self.shard)].view))
+    if (leader && !electing_ && cluster::lost_peer(ctx_, *leader)) rpc::spawn(elect(*leader));  // election.cc
+    const cluster::ShardView* own = own_view();
+    if (own != nullptr && own->primary == ctx_.self() && !establishing_ && !zab_.established(own->view))
       rpc::spawn(establish());
   }
   if (ctx_.worker_index() == 0 && !catching_up_here_ && zab_.take_catch_up_request()) {

@@ -14,9 +14,10 @@
 //    a leader of an older view (paused, or cut off) gets no majority, so it commits nothing once the members moved
 //    on.
 //  - When the members lose the leader, a majority of them elects another in a newer view (election.cc), which
-//    establishes the view before it serves: it gathers a majority's copies, so it holds every committed write, and
-//    commits what they left marked; its first write of each key then takes a timestamp above every proposal an old
-//    leader left uncommitted anywhere (its tag floor). Each leader, view 0's too, establishes so.
+//    establishes the view before it serves: it gathers a majority's copies, so it holds every committed write (what
+//    they left marked it commits lazily, at the key's next read or write); its first write of each key then takes a
+//    timestamp above every proposal an old leader left uncommitted anywhere (its tag floor). Each leader, view 0's
+//    too, establishes so.
 //  - Reads at any member: an unmarked copy is committed and answered locally through the worker's batched local
 //    reads. A member's copy can lag the leader's (a proposal on its way, or not yet acknowledged), so reads are
 //    sequentially consistent: a session sees its own writes and never goes back in a key's write order, but another
@@ -157,6 +158,9 @@ class ZabWorker final : public MarkedWorker {
   // The same, asked of the leader; the answer is installed here unmarked.
   rpc::Task<cluster::KvResult> resolve_at_leader(const std::string& key);
 
+  // The leader of this node's own shard and its view, as find_leaders saw them (nullptr: this node is no data
+  // member). Read it before the next co_await.
+  const cluster::ShardView* own_view() const;
   // The leader of this node's own shard when this node follows it (nullopt: it leads, or is no data member).
   std::optional<uint16_t> own_leader() const;
   // Every tick: a follower whose link to its leader broke asks for a catch-up once the leader answers again.
@@ -164,7 +168,6 @@ class ZabWorker final : public MarkedWorker {
   rpc::Task<void> catch_up(uint16_t leader);
 
   // election.cc: a new leader when the shard's members lose theirs; its establishment before it serves.
-  bool lost(uint16_t node) const;
   rpc::Task<void> elect(uint16_t deposed);
   rpc::Task<bool> campaign(uint32_t shard, uint64_t view, uint16_t deposed);
   rpc::Task<void> establish();
