@@ -203,15 +203,17 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
                    Clock::time_point end, uint32_t client, StallWatch& stall) {
   Pacer pacer(o, st.rng);
   // After an operation the cluster could not serve (unavailable, timed out, busy) the session waits before its next
-  // one, 1 ms doubling to 64 ms while such failures last: a shard without its leader or a restarting node is not
-  // flooded with retries, and the history does not fill with failed operations. (Refusals, e.g. INCR of a value
-  // that is no integer, do not wait.)
-  std::chrono::milliseconds backoff = 0ms;
+  // one of that kind (read or write), 1 ms doubling to 64 ms while such failures last: a shard without its leader or
+  // a restarting node is not flooded with retries, and the history does not fill with failed writes (each is of
+  // unknown outcome there, which the checker's search pays for). Per kind: reads that a member still serves locally
+  // while writes wait for a new leader must not cut the writes' backoff short. (Refusals, e.g. INCR of a value that
+  // is no integer, do not wait.)
+  std::chrono::milliseconds backoff[2] = {0ms, 0ms};  // [read]
   while (Clock::now() < end && !stall.gave_up()) {
     if (auto wait = pacer.wait()) co_await c.sched().sleep_for(*wait);
-    if (backoff.count() > 0) co_await c.sched().sleep_for(backoff);
     KvOp op = next_op(st, o, chooser, client);
     const bool read = op.kind == KvKind::kGet;
+    if (backoff[read].count() > 0) co_await c.sched().sleep_for(backoff[read]);
     auto t0 = Clock::now();
     op.start = wall_ns();
     Done d = co_await run_op(c, st, o, op);
@@ -220,7 +222,7 @@ Task<void> op_loop(client::Client& c, ThreadState& st, const Options& o, KeyChoo
     if (!d.completed && st.errors[d.status]++ == 0)
       spdlog::warn("first {} error of this thread ({}): {}", code_name(d.status), read ? "read" : "write", d.error);
     const bool unserved = d.status == Code::kUnavailable || d.status == Code::kTimeout || d.status == Code::kBusy;
-    backoff = unserved ? std::min(std::max(2 * backoff, 1ms), 64ms) : 0ms;
+    backoff[read] = unserved ? std::min(std::max(2 * backoff[read], 1ms), 64ms) : 0ms;
     if (!d.completed) continue;  // throughput and latency count completed operations; errors are counted above
     stall.completed();
     st.progress.fetch_add(1, std::memory_order_relaxed);

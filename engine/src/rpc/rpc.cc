@@ -172,6 +172,7 @@ bool Rpc::start_call(CallAwaiter* a) {
   if (a->kind_ == MsgKind::kAckable) {
     if (!ep_.connected(a->conn_)) {
       a->resp_.status = Code::kUnavailable;
+      a->resp_.payload = "the connection is not up; the request was not sent";
       return false;
     }
     AckSend& as = conn_state(a->conn_).ack_send[a->type_];
@@ -179,6 +180,7 @@ bool Rpc::start_call(CallAwaiter* a) {
     Status st = append(a->conn_, h, a->payload_);
     if (!st.is_ok()) {
       a->resp_.status = st.code();
+      a->resp_.payload = st.message();
       ++stats_.calls_failed;
       return false;  // resume at once with the error
     }
@@ -425,9 +427,13 @@ void Rpc::on_conn_down(ConnId conn) {
 }
 
 void Rpc::abandon_calls(ConnId conn) {
+  // (The callers' error text: they may pass it on to a client.)
+  static constexpr std::string_view kLost =
+      "no answer: the connection went down, or its node was found lost; the request may or may not have been done";
+  const auto lost = std::as_bytes(std::span(kLost));
   for (auto it = calls_.begin(); it != calls_.end();) {
     if (it->second->conn_ == conn) {
-      finish_call(it->second, Code::kUnavailable, {});
+      finish_call(it->second, Code::kUnavailable, lost);
       it = calls_.erase(it);
     } else {
       ++it;
@@ -435,7 +441,7 @@ void Rpc::abandon_calls(ConnId conn) {
   }
   if (conn < conns_.size())
     for (auto& [type, as] : conns_[conn].ack_send) {
-      for (auto& [seq, a] : as.pending) finish_call(a, Code::kUnavailable, {});
+      for (auto& [seq, a] : as.pending) finish_call(a, Code::kUnavailable, lost);
       as.pending.clear();
     }
 }

@@ -301,6 +301,8 @@ TEST(Rpc, APerCallTimeoutAndAbandonedCallsFailWhileTheConnectionStays) {
   ASSERT_TRUE(h.run_until([&] { return d_plain && d_ackable; }, std::chrono::milliseconds(500)));
   EXPECT_EQ(plain.status, Code::kUnavailable);
   EXPECT_EQ(ackable.status, Code::kUnavailable);
+  EXPECT_NE(plain.payload.find("may or may not have been done"), std::string::npos);  // (clients pass it on)
+  EXPECT_EQ(ackable.payload, plain.payload);
   EXPECT_EQ(h.a.rpc->pending_calls(), 0u);
   // The connection still works.
   Response after;

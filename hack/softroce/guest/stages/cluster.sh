@@ -79,4 +79,48 @@ for p in $protocols; do
     --json "$RESULTS/cluster-kv-$p.json" --connect-timeout 120 || { echo "replication $p: rdx-bench kv --history failed"; rc=1; }
   cleanup
 done
+# Every replication protocol that survives a minority, over verbs, through a failure: n0 (the primary or leader of
+# view 0 where the protocol has one) killed (-9) 4 s into 14 s of that load and restarted 3 s later. The history is
+# checked as above; errors are only refusals while the shard has no leader (UNAVAILABLE) and operations in flight at
+# the kill (TIMEOUT, of unknown outcome in the history); and the load goes on: each of the last 4 seconds completed
+# operations.
+minority=$("$RDX_BIN/rdxd" --list --json | awk -F'"' '/"name":/ {n = $4} /"survives": "minority"/ {print n}')
+[ -n "$minority" ] || { echo "rdxd --list --json names no protocol that survives a minority"; exit 1; }
+for p in $minority; do
+  mix=set
+  grep -qx "$p" <<<"$rmw" && mix=set,incr,cas
+  reads=(--read-from any)
+  grep -qx "$p" <<<"$sequential" && reads=(--read-from primary --reads sequential)
+  echo "--- replication $p over verbs, n0 killed under the load and restarted: rdx-bench kv --history ---"
+  topology "$p" none
+  start "-$p-killed"
+  wait_ready || { rc=1; cleanup; continue; }
+  json="$RESULTS/cluster-kv-$p-killed.json" out="$RESULTS/cluster-kv-$p-killed.out"
+  "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --threads 1 --outstanding 8 --keys 20 --load --duration 14 \
+    --warmup 0 "${reads[@]}" --write-to any --write-mix "$mix" --history "$RESULTS/cluster-kv-$p-killed.history" \
+    --json "$json" --connect-timeout 120 >"$out" 2>&1 &
+  bench=$!
+  sleep 4
+  kill -9 "${pids[0]}"
+  echo "n0 killed"
+  sleep 3
+  start_node 0 "-$p-killed"
+  echo "n0 restarted"
+  wait "$bench"
+  cat "$out"
+  ok=1
+  grep -Eq '^(linearizability|sequential-reads): .*: (linearizable|writes linearizable, reads sequentially consistent per session)$' "$out" ||
+    { echo "replication $p, n0 killed: the history was not found correct"; ok=0; }
+  errors=$(tr -d ' \n' <"$json" | grep -o '"errors":{[^}]*}' | head -1)
+  if grep -o '"[A-Z_]*":' <<<"$errors" | grep -Evq '"(UNAVAILABLE|TIMEOUT)":'; then
+    echo "replication $p, n0 killed: unexpected errors $errors"; ok=0
+  fi
+  per_sec=$(tr -d ' \n' <"$json" | grep -o '"ops_per_second":\[[^]]*\]' | head -1 | sed 's/.*\[//; s/\]//')
+  tail4=$(tr , '\n' <<<"$per_sec" | tail -4 | tr '\n' ' ')
+  echo "replication $p, n0 killed: errors $errors; operations in the last 4 seconds: $tail4"
+  for x in $tail4; do awk -v x="$x" 'BEGIN { exit !(x > 0) }' || { echo "replication $p: the load stopped after the kill"; ok=0; break; }; done
+  [ "$ok" = 1 ] || rc=1
+  cleanup
+done
+
 exit $rc
