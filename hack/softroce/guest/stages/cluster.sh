@@ -5,7 +5,8 @@
 # each that honours them, with every read at the primary: the backups' coordinators read records with RDMA READs.
 # Then, for every replication protocol rdxd registers, a cluster of it (no transaction protocol) and rdx-bench kv
 # with its history checked per key for linearizability (rdx-lincheck, Porcupine), reads and writes spread over every
-# member; a protocol that offers read-modify-writes also runs FAA and compare-and-set (--write-mix set,incr,cas).
+# member; a protocol that offers read-modify-writes also runs FAA and compare-and-set (--write-mix set,incr,cas); and a
+# protocol that survives a minority runs it again while n0 is killed (-9) and restarted.
 # Prints the transport metrics that prove the traffic went over verbs. Emulated RDMA is slow: small loads.
 set -uo pipefail
 source "$(dirname "$0")/../lib/cluster.sh"
@@ -65,17 +66,23 @@ grep -qx primary-backup <<<"$rmw" || { echo "rdxd --list --json names no read-mo
 # Protocols whose reads are sequentially consistent per session (zab): an rdx-bench session spreads its reads over
 # every replica, so they read at the key's leader here and rdx-lincheck checks reads per session.
 sequential=$("$RDX_BIN/rdxd" --list --json | awk -F'"' '/"name":/ {n = $4} /"reads": "sequential"/ {print n}')
+# A cluster of replication protocol $1 (no transaction protocol), its logs' names ending in $2, and the rdx-bench
+# kv arguments of its history (kv_args): the writes it offers, and where its reads go.
+kv_cluster() {
+  local mix=set reads=(--read-from any)
+  grep -qx "$1" <<<"$rmw" && mix=set,incr,cas
+  grep -qx "$1" <<<"$sequential" && reads=(--read-from primary --reads sequential)
+  kv_args=(--write-to any --write-mix "$mix" "${reads[@]}")
+  topology "$1" none
+  start "$2"
+  wait_ready
+}
 for p in $protocols; do
-  mix=set
-  grep -qx "$p" <<<"$rmw" && mix=set,incr,cas
-  reads=(--read-from any)
-  grep -qx "$p" <<<"$sequential" && reads=(--read-from primary --reads sequential)
-  echo "--- replication $p over verbs: rdx-bench kv --history ${reads[*]} (checked per key) ---"
-  topology "$p" none
-  start "-$p"
-  wait_ready || { rc=1; cleanup; continue; }
+  echo "--- replication $p over verbs: rdx-bench kv --history (checked per key) ---"
+  kv_cluster "$p" "-$p" || { rc=1; cleanup; continue; }
+  echo "rdx-bench kv ${kv_args[*]}"
   "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --threads 1 --outstanding 8 --keys 20 --load --duration 10 \
-    --warmup 1 "${reads[@]}" --write-to any --write-mix "$mix" --history "$RESULTS/cluster-kv-$p.history" \
+    --warmup 1 "${kv_args[@]}" --history "$RESULTS/cluster-kv-$p.history" \
     --json "$RESULTS/cluster-kv-$p.json" --connect-timeout 120 || { echo "replication $p: rdx-bench kv --history failed"; rc=1; }
   cleanup
 done
@@ -87,17 +94,11 @@ done
 minority=$("$RDX_BIN/rdxd" --list --json | awk -F'"' '/"name":/ {n = $4} /"survives": "minority"/ {print n}')
 [ -n "$minority" ] || { echo "rdxd --list --json names no protocol that survives a minority"; exit 1; }
 for p in $minority; do
-  mix=set
-  grep -qx "$p" <<<"$rmw" && mix=set,incr,cas
-  reads=(--read-from any)
-  grep -qx "$p" <<<"$sequential" && reads=(--read-from primary --reads sequential)
   echo "--- replication $p over verbs, n0 killed under the load and restarted: rdx-bench kv --history ---"
-  topology "$p" none
-  start "-$p-killed"
-  wait_ready || { rc=1; cleanup; continue; }
+  kv_cluster "$p" "-$p-killed" || { rc=1; cleanup; continue; }
   json="$RESULTS/cluster-kv-$p-killed.json" out="$RESULTS/cluster-kv-$p-killed.out"
   "$RDX_BIN/rdx-bench" --config "$dir/topology.json" --threads 1 --outstanding 8 --keys 20 --load --duration 14 \
-    --warmup 0 "${reads[@]}" --write-to any --write-mix "$mix" --history "$RESULTS/cluster-kv-$p-killed.history" \
+    --warmup 0 "${kv_args[@]}" --history "$RESULTS/cluster-kv-$p-killed.history" \
     --json "$json" --connect-timeout 120 >"$out" 2>&1 &
   bench=$!
   sleep 4
