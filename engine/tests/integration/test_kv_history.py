@@ -10,6 +10,7 @@ Redis clients pinned to one node each."""
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -38,21 +39,30 @@ def test_kv_history_is_linearizable_with_reads_at_every_replica(cluster):
 REPLICATION = {e["name"]: e for e in registered_entries("replication")}
 
 
+def up_with(cluster, protocol, extra=()):
+    """A 3-node cluster of replication `protocol`, and rdx-bench's arguments for its history: ARGS, with reads at the
+    key's leader checked per session where its reads are sequentially consistent (see above)."""
+    txn = [] if REPLICATION[protocol]["carries_transactions"] else ["--txn-protocol", "none"]
+    cluster.up(nodes=3, extra=["--replication", protocol, *txn, *extra])
+    if REPLICATION[protocol]["reads"] != "sequential":
+        return list(ARGS)
+    at = ARGS.index("--read-from")
+    return [*ARGS[:at + 1], "primary", *ARGS[at + 2:], "--reads", "sequential"]
+
+
+def model_of(protocol):
+    return "sequential-reads" if REPLICATION[protocol]["reads"] == "sequential" else "linearizability"
+
+
 @pytest.mark.parametrize("protocol", REPLICATION)
 def test_read_modify_writes_through_the_client_api_are_linearizable(cluster, protocol):
-    txn = [] if REPLICATION[protocol]["carries_transactions"] else ["--txn-protocol", "none"]
-    cluster.up(nodes=3, extra=["--replication", protocol, *txn])
+    args = up_with(cluster, protocol)
     hist = os.path.join(cluster.dir, "rmw.jsonl")
     rmw = REPLICATION[protocol]["ops"] == "read-modify-write"
-    sequential = REPLICATION[protocol]["reads"] == "sequential"
-    args = ARGS
-    if sequential:  # reads at the key's leader (see above)
-        args = [*ARGS[:ARGS.index("--read-from") + 1], "primary", *ARGS[ARGS.index("--read-from") + 2:], "--reads",
-                "sequential"]
     p, s = bench(cluster, *args, "--write-mix", "set,incr,cas", "--history", hist, "--lincheck", lincheck_binary(),
                  check=False)
     c = s["checker"]
-    assert c["model"] == ("sequential-reads" if sequential else "linearizability"), c
+    assert c["model"] == model_of(protocol), c
     assert c["ok"] and c["violations"] == 0, c
     with open(hist) as f:
         ops = [json.loads(line) for line in f.read().splitlines()[1:]]
@@ -73,6 +83,39 @@ def test_read_modify_writes_through_the_client_api_are_linearizable(cluster, pro
         out = p.stdout + p.stderr
         assert p.returncode == 1 and "first UNSUPPORTED error" in out, out[-2000:]
         assert kinds["incr"] == 0 and kinds["cas"] == 0 and kinds["get"] > 100, kinds
+
+
+@pytest.mark.parametrize("protocol", [p for p in REPLICATION if REPLICATION[p]["survives"] == "minority"])
+def test_kv_history_through_a_leader_kill_is_checked(cluster, protocol):
+    """n0 (the primary or leader of view 0 where the protocol has one) killed (-9) under the load and restarted: the
+    history is checked, with the writes in flight at the kill of unknown outcome; the only errors are refusals while
+    the shard has no leader and those unknown outcomes; and the load goes on. A session backs off per kind of
+    operation: reads that the members still serve locally once made a session retry its failing writes at full
+    speed, and the history held over a thousand writes of unknown outcome, which the checker could not search."""
+    args = up_with(cluster, protocol, extra=["--failure-timeout-ms", "300"])
+    # 4 sessions over 20 keys, 8 s: the writes of unknown outcome stay a few per key, which the checker searches in
+    # seconds (each may take effect anywhere after it began, so their number per key is what its search pays for).
+    for flag, value in (("--threads", "1"), ("--keys", "20"), ("--duration", "8")):
+        args[args.index(flag) + 1] = value
+    hist, summary = os.path.join(cluster.dir, "killed.jsonl"), os.path.join(cluster.dir, "killed-summary.json")
+    mix = "set,incr,cas" if REPLICATION[protocol]["ops"] == "read-modify-write" else "set"
+    proc, out = cluster.bench_async(*args, "--write-mix", mix, "--history", hist, "--lincheck", lincheck_binary(),
+                                    "--summary", summary)
+    time.sleep(2.5)
+    cluster.kill("n0")
+    time.sleep(2)
+    cluster.start("n0")
+    stdout, _ = proc.communicate(timeout=240)
+    s = json.load(open(out))
+    c = json.load(open(summary))["checker"]
+    with open(hist) as f:
+        ops = [json.loads(line) for line in f.read().splitlines()[1:]]
+    unknown = sum(1 for o in ops if "end" not in o)
+    print(f"{protocol}: {len(ops)} operations, {unknown} of unknown outcome; errors {s['errors']}; "
+          f"per second {s['ops_per_second']}; checker {c}")
+    assert c["model"] == model_of(protocol) and c["ok"] and c["violations"] == 0, (c, stdout[-2000:])
+    assert set(s["errors"]) <= {"UNAVAILABLE", "TIMEOUT", "total"}, s["errors"]
+    assert all(x > 0 for x in s["ops_per_second"][-3:]), f"the load must go on: {s['ops_per_second']}"
 
 
 def test_a_planted_early_acknowledgement_is_caught(cluster):
