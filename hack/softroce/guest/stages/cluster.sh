@@ -87,11 +87,11 @@ for p in $protocols; do
   cleanup
 done
 # Every replication protocol that survives a minority, over verbs, through a failure: n0 (the primary or leader of
-# view 0 where the protocol has one) killed (-9) 4 s into 14 s of that load (4 sessions: the writes of unknown outcome
-# stay a few per key, which the checker's search pays for) and restarted 3 s later. The history is
-# checked as above; errors are only refusals while the shard has no leader (UNAVAILABLE) and operations in flight at
-# the kill (TIMEOUT, of unknown outcome in the history); and the load goes on: each of the last 4 seconds completed
-# operations.
+# view 0 where the protocol has one) killed (-9) 3 s into 14 s of that load (4 sessions: the writes of unknown outcome
+# stay a few per key, which the checker's search pays for) and restarted 3 s later. The history is checked as above;
+# errors are only refusals while the shard has no leader (UNAVAILABLE) and operations in flight at the kill
+# (TIMEOUT, of unknown outcome in the history); the load goes on (each of the last 4 seconds completed operations);
+# and n0 is ready again after the run.
 minority=$("$RDX_BIN/rdxd" --list --json | awk -F'"' '/"name":/ {n = $4} /"survives": "minority"/ {print n}')
 [ -n "$minority" ] || { echo "rdxd --list --json names no protocol that survives a minority"; exit 1; }
 for p in $minority; do
@@ -102,15 +102,21 @@ for p in $minority; do
     --warmup 0 "${kv_args[@]}" --history "$RESULTS/cluster-kv-$p-killed.history" \
     --json "$json" --connect-timeout 120 >"$out" 2>&1 &
   bench=$!
-  sleep 4
+  # The kill must hit the run, not the connection or the load: 3 s after the load is done.
+  for _ in $(seq 1 240); do grep -q 'loaded [0-9]* keys' "$out" && break; sleep 0.5; done
+  ok=1
+  grep -q 'loaded [0-9]* keys' "$out" || { echo "replication $p: rdx-bench did not load its keys in 120 s"; ok=0; }
+  sleep 3
   kill -9 "${pids[0]}"
   echo "n0 killed"
   sleep 3
   start_node 0 "-$p-killed"
   echo "n0 restarted"
   wait "$bench"
+  code=$?
   cat "$out"
-  ok=1
+  [ "$code" -lt 128 ] || { echo "replication $p, n0 killed: rdx-bench died (exit $code)"; ok=0; }
+  [ -s "$json" ] || { echo "replication $p, n0 killed: rdx-bench wrote no $json"; ok=0; }
   grep -Eq '^(linearizability|sequential-reads): .*: (linearizable|writes linearizable, reads sequentially consistent per session)$' "$out" ||
     { echo "replication $p, n0 killed: the history was not found correct"; ok=0; }
   errors=$(tr -d ' \n' <"$json" | grep -o '"errors":{[^}]*}' | head -1)
@@ -120,7 +126,9 @@ for p in $minority; do
   per_sec=$(tr -d ' \n' <"$json" | grep -o '"ops_per_second":\[[^]]*\]' | head -1 | sed 's/.*\[//; s/\]//')
   tail4=$(tr , '\n' <<<"$per_sec" | tail -4 | tr '\n' ' ')
   echo "replication $p, n0 killed: errors $errors; operations in the last 4 seconds: $tail4"
+  [ "$(wc -w <<<"$tail4")" -eq 4 ] || { echo "replication $p: no per-second counts in $json"; ok=0; }
   for x in $tail4; do awk -v x="$x" 'BEGIN { exit !(x > 0) }' || { echo "replication $p: the load stopped after the kill"; ok=0; break; }; done
+  wait_ready || { echo "replication $p: n0 did not serve again after its restart"; ok=0; }
   [ "$ok" = 1 ] || rc=1
   cleanup
 done
