@@ -5,6 +5,7 @@
 // operations, failed ones are reported as errors. Optional read-back of every acknowledged write (no acknowledged
 // write may be lost) and a recorded history checked for linearizability (bench/kv_history.h).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,17 +35,26 @@ struct KvOptions {
   uint64_t seed = 42;
   double connect_timeout_s = 30;
   double progress_interval_s = 0;
-  bool read_any = false;          // reads go to every replica of the key's shard in turn (--read-from any)
-  std::string history;            // record the load and the run here (rdx-lincheck's format) and check it
-  std::string lincheck;           // the checker binary (default: next to rdx-bench, then PATH)
-  bool sequential_reads = false;  // check reads as sequentially consistent per session (--reads sequential: zab)
-  bool write_any = false;         // writes go to every member of the key's shard in turn (--write-to any)
-  double rate = 0;                // target operations per second over all sessions (0: each session back to back)
+  bool read_any = false;  // reads go to every replica of the key's shard in turn (--read-from any)
+  std::string history;    // record the load and the run here (rdx-lincheck's format) and check it
+  std::string lincheck;   // the checker binary (default: next to rdx-bench, then PATH)
+  // Check reads as sequentially consistent per session (true) or linearizable (false); unset (the default): what the
+  // topology's replication protocol promises (its registry line: zab's reads are sequential).
+  std::optional<bool> sequential_reads;
+  bool write_any = false;  // writes go to every member of the key's shard in turn (--write-to any)
+  double rate = 0;         // target operations per second over all sessions (0: each session back to back)
   // The kinds a write is drawn from, uniformly (--write-mix; set, incr, cas). With incr, values are decimal
   // integers (so an INCR applies to any value), not --value-size letters.
   std::vector<KvKind> write_mix = {KvKind::kSet};
   bool numeric_values() const;
 };
+
+// Why --read-from any is refused when reads are checked per session (--reads sequential, or a protocol whose
+// registry line says its reads are sequential): each node's copy lags on its own, so a session that reads from
+// every node in turn does not get sequential consistency.
+inline constexpr const char* kSequentialReadsNeedOneNode =
+    "reads checked as sequentially consistent per session (--reads sequential, or the replication protocol's "
+    "registry line: zab) need the session's reads at one node: --read-from primary, not any";
 
 // Runs the load, the run and the checks `o` asks for; fills `summary` as it goes (the caller writes it) and returns
 // the exit code (engine/docs/rdx-bench.md).

@@ -48,8 +48,9 @@ std::string refused(const rdx::bench::KvOptions& o, const rdx::bench::TxnOptions
   if (!kv && (o.read_any || o.write_any || !o.lincheck.empty() || o.rate > 0 || mixed))
     return "--read-from, --write-to, --write-mix, --lincheck and --rate apply to --workload kv (transactions run "
            "inside the cluster)";
-  if (o.sequential_reads && (!kv || t.history_path.empty()))
+  if (o.sequential_reads.has_value() && (!kv || t.history_path.empty()))
     return "--reads says how --workload kv --history checks its reads: it needs both";
+  if (o.sequential_reads.value_or(false) && o.read_any) return rdx::bench::kSequentialReadsNeedOneNode;
   if (o.no_run && !o.verify_from.empty()) return "--verify-from reads back saved writes: it neither loads nor runs";
   return "";
 }
@@ -88,10 +89,10 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"set", "incr", "cas"}));
   app.add_option("--lincheck", o.lincheck, "kv --history: the rdx-lincheck binary (default: next to rdx-bench, PATH)");
-  std::string reads = "linearizable";
+  std::string reads;
   app.add_option("--reads", reads,
-                 "kv --history: what reads are checked for: linearizable, or sequential (consistent per session: the "
-                 "replication protocol's reads are, rdxd --list says which; zab)")
+                 "kv --history: what reads are checked for: linearizable, or sequential (consistent per session); "
+                 "default: what the topology's replication protocol promises (rdxd --list: zab's are sequential)")
       ->check(CLI::IsMember({"linearizable", "sequential"}));
   app.add_option("--load-keys-per-txn", t.load_keys_per_txn,
                  "transactional: load in transactions of this many keys, recorded in the history (0: single-key)");
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
   describe(workload);
   sum.stage = o.no_run ? "load" : "run";
   o.read_any = read_from == "any";
-  o.sequential_reads = reads == "sequential";
+  if (!reads.empty()) o.sequential_reads = reads == "sequential";
   o.write_any = write_to == "any";
   o.write_mix.clear();
   for (const std::string& k : write_mix)

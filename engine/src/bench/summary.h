@@ -36,7 +36,7 @@ struct Summary {
   // learn it): each may or may not have applied. Not part of `ledger` (nor of --ledger-base).
   std::pair<int64_t, int64_t> ledger_unknown{0, 0};
   struct Checker {
-    std::string model;  // "strict-serializability" | "acknowledged-writes"
+    std::string model;  // "strict-serializability" | "acknowledged-writes" | "linearizability" | "sequential-reads"
     bool ok = true;
     uint64_t checked = 0, violations = 0;
     std::string anomaly;  // the first violation, short

@@ -200,6 +200,9 @@ def test_bad_combinations_exit_2_and_run_nothing(tmp_path):
         (["--reads", "sequential"], "--reads says how --workload kv --history checks its reads: it needs both"),
         (["--workload", "smallbank", "--reads", "sequential", "--history", str(tmp_path / "h")],
          "--reads says how --workload kv --history checks its reads"),
+        (["--reads", "linearizable"], "--reads says how --workload kv --history checks its reads: it needs both"),
+        (["--load", "--history", str(tmp_path / "h"), "--reads", "sequential", "--read-from", "any"],
+         "need the session's reads at one node: --read-from primary, not any"),
     ]
     for args, why in cases:
         out = str(tmp_path / "out.json")

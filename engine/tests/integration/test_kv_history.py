@@ -5,7 +5,8 @@ visualization written next to the history. With --write-mix set,incr,cas every r
 offers read-modify-writes runs FAA and compare-and-set through the native client API as well, checked the same way;
 one that does not refuses them and they change nothing. A protocol whose reads are sequentially consistent per session
 (zab: a node's own copy) reads at the key's leader here, as an rdx-bench session spreads its reads over every
-replica; rdx-lincheck checks its reads with --reads sequential, and test_linearizability.py its local reads through
+replica; rdx-bench checks its reads with rdx-lincheck --reads sequential by default (what the registry line promises:
+the summary's model says sequential-reads), and test_linearizability.py its local reads through
 Redis clients pinned to one node each."""
 import json
 import os
@@ -47,11 +48,28 @@ def up_with(cluster, protocol, extra=()):
     if REPLICATION[protocol]["reads"] != "sequential":
         return list(ARGS)
     at = ARGS.index("--read-from")
-    return [*ARGS[:at + 1], "primary", *ARGS[at + 2:], "--reads", "sequential"]
+    return [*ARGS[:at + 1], "primary", *ARGS[at + 2:]]  # (rdx-bench checks them as the registry line says)
 
 
 def model_of(protocol):
     return "sequential-reads" if REPLICATION[protocol]["reads"] == "sequential" else "linearizability"
+
+
+def test_reads_are_checked_as_the_protocol_promises_unless_told_otherwise(cluster):
+    """zab's registry line says its reads are sequential: rdx-bench checks them so by default, refuses reads spread
+    over every node (sequential consistency is per session, and each node lags on its own), and --reads linearizable
+    overrides the default."""
+    sequential = [p for p in REPLICATION if REPLICATION[p]["reads"] == "sequential"]
+    assert sequential == ["zab"], sequential
+    args = up_with(cluster, "zab")
+    hist = os.path.join(cluster.dir, "reads.jsonl")
+    p, s = bench(cluster, *ARGS, "--history", hist, "--lincheck", lincheck_binary(), check=False)
+    assert p.returncode == 2 and "--read-from primary, not any" in s["error"], s
+    assert not os.path.exists(hist), "nothing ran"
+    for reads, model in ((None, "sequential-reads"), ("linearizable", "linearizability")):
+        extra = ["--reads", reads] if reads else []
+        p, s = bench(cluster, *args, "--history", hist, "--lincheck", lincheck_binary(), *extra, check=False)
+        assert s["checker"]["model"] == model and s["checker"]["checked"] > 1000, (reads, s)
 
 
 @pytest.mark.parametrize("protocol", REPLICATION)

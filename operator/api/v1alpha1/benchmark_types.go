@@ -397,6 +397,8 @@ type KVParams struct {
 	// check is what verify checks of a kv run: acknowledgedWrites reads back every write acknowledged during the
 	// run; linearizability records every operation and checks the history per key with rdx-lincheck (Porcupine),
 	// so the run Job loads the keys itself (the history must hold every write) and no separate load Job runs.
+	// Reads are checked for what the target's replication protocol promises: linearizable, or sequentially
+	// consistent per session for zab (its writes still linearizable; status.checker.model sequential-reads).
 	// Keep keys small (tens) for linearizability, so that operations on each key overlap.
 	// +optional
 	// +kubebuilder:default=acknowledgedWrites
@@ -553,7 +555,8 @@ type CheckerResult struct {
 	// +kubebuilder:validation:Enum=Pass;Fail;Skipped
 	Verdict string `json:"verdict"`
 	// model checked: strict-serializability (transactions), acknowledged-writes (kv: every acknowledged write
-	// is read back) or linearizability (kv with check linearizability: per key).
+	// is read back), linearizability (kv with check linearizability: per key) or sequential-reads (the same
+	// against zab: writes linearizable, reads sequentially consistent per session).
 	// +optional
 	Model string `json:"model,omitempty"`
 	// checked is the number of transactions (or acknowledged writes) checked.
