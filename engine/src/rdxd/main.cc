@@ -137,7 +137,9 @@ int main(int argc, char** argv) {
   std::string test_partition;
   app.add_option("--test-partition", test_partition,
                  "A,B: tests only: on SIGUSR1, node A drops every message from B and sends it none, and B likewise "
-                 "(a network partition between them; SIGUSR1 again heals it); other nodes ignore it");
+                 "(a network partition between them; SIGUSR1 again heals it); other nodes ignore it. A>B: only A's "
+                 "own links to B are cut (A sends B no request, as if it could not connect to B; B's requests to A "
+                 "are still answered)");
   std::string test_crash;
   app.add_option("--test-crash", test_crash,
                  "NODE:POINT:N: tests only: node NODE kills its own process (SIGKILL) as the coordinator of the N-th "
@@ -216,8 +218,13 @@ int main(int argc, char** argv) {
   if (auto comma = test_partition.find(','); comma != std::string::npos) {
     const std::string a = test_partition.substr(0, comma), b = test_partition.substr(comma + 1);
     if (node_name == a || node_name == b) opts.test_partition_peer = node_name == a ? b : a;
+  } else if (auto arrow = test_partition.find('>'); arrow != std::string::npos) {
+    if (node_name == test_partition.substr(0, arrow)) {
+      opts.test_partition_peer = test_partition.substr(arrow + 1);
+      opts.test_partition_one_way = true;
+    }
   } else if (!test_partition.empty()) {
-    spdlog::error("rdxd: --test-partition wants two node names, A,B");
+    spdlog::error("rdxd: --test-partition wants two node names, A,B or A>B");
     return 2;
   }
   auto node = rdx::server::Node::create(std::move(topo.value()), opts);

@@ -25,8 +25,9 @@ namespace rdx::server {
 class Worker;
 
 struct NodeOptions {
-  std::string node_name;            // which topology entry is this process
-  std::string test_partition_peer;  // tests: the node toggle_test_partition() cuts this node off from
+  std::string node_name;                // which topology entry is this process
+  std::string test_partition_peer;      // tests: the node toggle_test_partition() cuts this node off from
+  bool test_partition_one_way = false;  // tests: only this node's own links to it are cut (its requests answered)
   std::string listen_host = "0.0.0.0";
   std::string http_host = "0.0.0.0";
   bool busy_poll = false;          // workers never block (lowest latency, burns a core each)
@@ -100,7 +101,8 @@ class Node {
   const std::vector<ServiceFactory>& service_factories() const { return services_; }
   const NodeOptions& options() const { return opts_; }
   // Tests (rdxd --test-partition): cuts this node off from options().test_partition_peer, or heals the cut: no
-  // message goes to it (WorkerContext::peer says it is unreachable) and every message from it is dropped.
+  // message goes to it (WorkerContext::peer says it is unreachable) and every message from it is dropped (one way:
+  // none is dropped, and its requests are answered on its own connections).
   void toggle_test_partition();
   const std::atomic<int32_t>& partitioned_from() const { return partitioned_from_; }
   const std::string& password() const { return password_; }

@@ -98,7 +98,8 @@ Status Worker::init_in_thread() {
   rc.max_batch_messages = t.batch_max_messages;
   rpc_ = std::make_unique<rpc::Rpc>(*ep_, sched_, rc);
   rpc_->on_connection([this](const transport::Completion& c) { on_conn_event(c); });
-  if (!node_.options().test_partition_peer.empty()) rpc_->drop_messages_from(&node_.partitioned_from());
+  if (!node_.options().test_partition_peer.empty() && !node_.options().test_partition_one_way)
+    rpc_->drop_messages_from(&node_.partitioned_from());
   session_.emplace(node_.table().session());
   local_reads_ = std::make_unique<cluster::LocalReads>(*rpc_, sched_, node_.table(), *session_);
   peers_.resize(t.nodes.size());

@@ -178,6 +178,34 @@ def test_a_follower_cut_off_from_its_leader_catches_up_once_healed(cluster, prot
     assert "caught up with n0" in cluster.log("n2")
 
 
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if PROTOCOLS[p]["reads"] == "sequential"])
+def test_a_follower_the_leader_could_not_reach_catches_up_once_it_can(cluster, protocol):
+    """The leader's own links to a follower broken while the follower's links to it stay up (rdxd --test-partition
+    n0>n2: n0 sends n2 nothing, n2's requests to n0 are answered), as when a restarted pod reaches the leader at once
+    but the leader's DNS still names the pod's old address: n2 sees nothing wrong and misses the proposals meanwhile.
+    Once n0's links to n2 are back, n0 tells n2 to catch up: the writes it missed are read there within seconds
+    (without that, n2 would read its old copy of those keys until they are written again: the e2e found it)."""
+    up(cluster, protocol, extra=["--failure-timeout-ms", "300", "--rdxd-arg=--test-partition=n0>n2"])
+    r0, r2 = (redis.Redis(port=cluster.node(n)["redis_port"], socket_timeout=10) for n in ("n0", "n2"))
+    assert r0.set("k", "1")
+    wait_until(lambda: r2.get("k") == b"1", timeout=5, what="n2 reads k=1")
+    cluster.kill("n0", signal="USR1")  # n0 stops sending to n2
+    written = [f"w:{i}" for i in range(200)]
+    for key in written:
+        assert r0.set(key, key)  # committed with n1
+    assert r0.set("k", "2")
+    time.sleep(1.0)
+    assert r2.get("k") == b"1" and r2.get(written[0]) is None, "n2 cannot have the writes it was not sent"
+    assert "stands for leader" not in cluster.log("n2"), "n2 saw nothing wrong with n0"
+    cluster.kill("n0", signal="USR1")  # n0's links to n2 are back
+    t0 = time.time()
+    wait_until(lambda: r2.get("k") == b"2" and r2.mget(written) == [k.encode() for k in written], timeout=5,
+               what="n2 reads the writes it missed")
+    print(f"{protocol}: n2 read the {len(written) + 1} writes it missed {time.time() - t0:.2f} s after n0's links "
+          f"to it were back")
+    assert "telling it to catch up" in cluster.log("n0") and "caught up with n0" in cluster.log("n2")
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_planted_fault_is_caught(cluster, protocol):
     """Writes acknowledged before the other members have them: reads elsewhere can miss a write that already

@@ -31,6 +31,7 @@ Status ZabWorker::start_marked() {
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kNewView), [this](const rpc::Incoming& in) { serve_new_view(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kFloor), [this](const rpc::Incoming& in) { serve_floor(in); }));
   RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kFloorSeen), [this](const rpc::Incoming& in) { serve_floor_seen(in); }));
+  RDX_RETURN_IF_ERROR(rpc.on(msgs_.at(kCatchUp), [this](const rpc::Incoming& in) { serve_catch_up(in); }));
   return rpc.on(msgs_.at(kResolve), [this](const rpc::Incoming& in) { serve_resolve(in); });
 }
 
@@ -217,9 +218,51 @@ std::optional<uint16_t> ZabWorker::own_leader() const {
 void ZabWorker::on_peer_lost(uint16_t node) {
   MarkedWorker::on_peer_lost(node);
   if (own_leader() == node) lost_leader_ = true;
+  if (node < links_.size() && links_[node] == Link::kUp) links_[node] = Link::kBroke;
+}
+
+void ZabWorker::watch_links() {
+  const cluster::ShardView* own = own_view();
+  if (own == nullptr) return;
+  const cluster::Topology& t = ctx_.topology();
+  links_.resize(t.nodes.size(), Link::kNeverUp);
+  const auto shard = static_cast<uint32_t>(t.nodes[ctx_.self()].shard);
+  for (uint16_t id : t.shards[shard].members) {
+    if (id == ctx_.self()) continue;
+    const auto conn = ctx_.peer(id);
+    if (!conn || ctx_.membership().suspected(id)) {
+      if (links_[id] == Link::kUp) links_[id] = Link::kBroke;
+      continue;
+    }
+    if (links_[id] == Link::kBroke && own->primary == ctx_.self()) {  // (a follower's proposals are not its own)
+      rpc::Writer w;
+      w.put(shard).put(own->view);
+      if (!ctx_.rpc().send_oneway(*conn, msgs_.at(kCatchUp), w.span()).is_ok()) continue;
+      spdlog::info("zab: the link to {} is back; it may have missed proposals: telling it to catch up",
+                   t.nodes[id].name);
+    }
+    links_[id] = Link::kUp;
+  }
+}
+
+void ZabWorker::serve_catch_up(const rpc::Incoming& in) {
+  rpc::Reader rd(in.payload);
+  const auto shard = rd.get<uint32_t>();
+  const auto view = rd.get<uint64_t>();
+  const cluster::ShardView* own = own_view();
+  if (!rd.done() || !from_member(in) || own == nullptr ||
+      shard != static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard)) {
+    spdlog::warn("zab: a malformed CATCH_UP from node {} ignored", in.peer_node);
+    return;
+  }
+  // Only from the leader this node follows, in the view it runs (an older leader's, or one of a view this node has
+  // not learned yet, is dropped: a new view's leader is caught up with anyway, find_leaders).
+  if (own->primary != in.peer_node || own->view != view || own->primary == ctx_.self()) return;
+  zab_.request_catch_up();
 }
 
 void ZabWorker::tick_protocol() {
+  watch_links();
   if (const auto leader = own_leader()) {
     if (!ctx_.peer(*leader) || ctx_.membership().suspected(*leader)) {
       lost_leader_ = lost_leader_ || leader_was_up_;  // (not before the first connection: nothing was missed)
@@ -235,11 +278,13 @@ void ZabWorker::tick_protocol() {
     }
   }
   if (ctx_.worker_index() == 0 && ctx_.membership().in_sync()) {
-    const auto leader = own_leader();
-    if (leader && !electing_ && cluster::lost_peer(ctx_, *leader)) rpc::spawn(elect(*leader));  // election.cc
-    const cluster::ShardView* own = own_view();
-    if (own != nullptr && own->primary == ctx_.self() && !establishing_ && !zab_.established(own->view))
-      rpc::spawn(establish());
+    if (const cluster::ShardView* own = own_view(); own != nullptr && own->primary != kNoLeader) {
+      if (own->primary != ctx_.self()) {
+        if (!electing_ && cluster::lost_peer(ctx_, own->primary)) rpc::spawn(elect(own->primary));  // election.cc
+      } else if (!establishing_ && !zab_.established(own->view)) {
+        rpc::spawn(establish());
+      }
+    }
   }
   if (ctx_.worker_index() == 0 && !catching_up_here_ && zab_.take_catch_up_request()) {
     if (const auto leader = own_leader()) {

@@ -39,6 +39,11 @@
 //    they are written again. Once the leader answers again, it catches up: it copies the leader's records (newer
 //    tags install marked, so the next read of each resolves at the leader), and until that copy is done, a read of
 //    a key it does not hold asks the leader too (the key may have been created meanwhile).
+//  - The leader's own link to a follower can break while the follower's link to it stays up (each node connects to
+//    the others: a restarted pod reaches the leader at once, while the leader's DNS still names the pod's old
+//    address for seconds). The follower then sees nothing wrong, yet gets no proposal. So the leader's workers
+//    watch their links too: once a link to a follower that broke is back, the worker tells the follower to catch up
+//    (CATCH_UP).
 //  - A restarted member recovers as the quorum register's do (quorum_recovery.cc), copying from every other member;
 //    its copies are marked (the copies do not say whether they were committed), so its first read of each key
 //    resolves it at the leader. A restarted leader so holds every write a majority acknowledged.
@@ -79,6 +84,9 @@ enum Msg : uint16_t {
   kFloor,
   // request (recovery, copy_extra): empty -> u64 the highest tag floor the receiver recorded
   kFloorSeen,
+  // one-way, from the leader: u32 shard, u64 view -> the receiver, a follower of that view, catches up with it (the
+  // leader's link to it was down: it may have missed proposals)
+  kCatchUp,
 };
 
 class ZabNode final : public MarkedNode {
@@ -163,8 +171,11 @@ class ZabWorker final : public MarkedWorker {
   const cluster::ShardView* own_view() const;
   // The leader of this node's own shard when this node follows it (nullopt: it leads, or is no data member).
   std::optional<uint16_t> own_leader() const;
-  // Every tick: a follower whose link to its leader broke asks for a catch-up once the leader answers again.
+  // Every tick: a follower whose link to its leader broke asks for a catch-up once the leader answers again; a
+  // leader tells a follower whose link from it broke to catch up once that link is back (watch_links).
   void tick_protocol() override;
+  void watch_links();
+  void serve_catch_up(const rpc::Incoming& in);
   rpc::Task<void> catch_up(uint16_t leader);
 
   // election.cc: a new leader when the shard's members lose theirs; its establishment before it serves.
@@ -200,6 +211,10 @@ class ZabWorker final : public MarkedWorker {
   bool electing_ = false;                       // worker 0 runs elect
   bool establishing_ = false;                   // worker 0 runs establish
   cluster::ShardView followed_{0, UINT16_MAX};  // the leader of this node's shard (and its view) at find_leaders
+  // By node: this worker's link to that member of its shard (never up yet, up, or broken since it was up: the
+  // member may have missed this worker's proposals; watch_links).
+  enum class Link : uint8_t { kNeverUp, kUp, kBroke };
+  std::vector<Link> links_;
 };
 
 }  // namespace rdx::replication::zab
