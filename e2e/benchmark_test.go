@@ -248,7 +248,8 @@ duration: 4s, sweep: {parameter: coroutines, values: ["1", "4"]}, resources: {re
 
 // linearizabilityBenchmark runs a kv Benchmark checked for linearizability against c: PUTs, FAAs and CASes (c's
 // protocol must offer read-modify-writes); its run Job loads the keys itself, records every operation and checks
-// the history per key with rdx-lincheck (in the engine image).
+// the history per key with rdx-lincheck (in the engine image): reads as c's protocol promises them (zab: sequentially
+// consistent per session, model sequential-reads).
 func linearizabilityBenchmark(t *testing.T, env *framework.Env, c *cluster) {
 	name := c.name + "-lin"
 	env.Step(t, "Benchmark %s: kv with set, incr and cas against %s, checked for linearizability (workload.kv.check)", name, c.name)
@@ -259,7 +260,11 @@ resources: {requests: {cpu: 100m, memory: 128Mi}}}`, c.name), name)
 		t.Fatalf("create Benchmark %s: %v", name, err)
 	}
 	st := waitBench(t, env, c.ns, name, "Succeeded")
-	if st.Checker == nil || st.Checker.Verdict != "Pass" || st.Checker.Model != "linearizability" ||
+	model := "linearizability"
+	if c.sequentialReads {
+		model = "sequential-reads"
+	}
+	if st.Checker == nil || st.Checker.Verdict != "Pass" || st.Checker.Model != model ||
 		st.Checker.Checked < 1000 || st.Checker.Violations != 0 || len(st.Results) != 1 {
 		t.Fatalf("checker %+v, results %+v", st.Checker, st.Results)
 	}

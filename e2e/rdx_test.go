@@ -88,20 +88,20 @@ func TestRDX(t *testing.T) {
 
 	runSmallBankSample(t, env, c)
 	compareTwoTargets(t, env, c)
-	// Each leaderless cluster is started while the test before it runs, so that a new cluster's time to Ready
+	// Each single-key cluster is started while the test before it runs, so that a new cluster's time to Ready
 	// overlaps a test instead of adding to the suite's. At most two of them run beside the sample: their pods' CPU
 	// requests must leave room on a 2-CPU node for the pod a test deletes to be scheduled again (with the three
 	// locking clusters started early as well, a deleted craq member stayed Pending: "Insufficient cpu"). The locking
-	// clusters start together once the last leaderless one is gone.
-	leaderless := []string{"abd", "paxos", "hermes", "craq"}
-	next := startLeaderless(t, env, c, leaderless[0])
+	// clusters start together once the last single-key one is gone.
+	singleKey := []string{"abd", "paxos", "zab", "hermes", "craq"}
+	next := startSingleKey(t, env, c, singleKey[0])
 	targetLostMidRun(t, env, ns)
-	for i, protocol := range leaderless {
+	for i, protocol := range singleKey {
 		current := next
-		if i+1 < len(leaderless) {
-			next = startLeaderless(t, env, c, leaderless[i+1])
+		if i+1 < len(singleKey) {
+			next = startSingleKey(t, env, c, singleKey[i+1])
 		}
-		leaderlessCluster(t, env, current, run, protocol)
+		singleKeyCluster(t, env, current, run, protocol)
 	}
 	lockingClusters(t, env, c, run, startLockingClusters(t, env, c))
 
@@ -325,8 +325,19 @@ func checkObjects(t *testing.T, env *framework.Env, c *cluster) {
 
 // verifyKeys reads back every key of a write run through the endpoint.
 func verifyKeys(t *testing.T, env *framework.Env, c *cluster, pod, run, count string) {
-	res := env.RunClient(t, c.ns, pod, clientTimeout, "verify", "--addr", c.redisAddr, "--run", run, "--count", count)
-	env.Logf(t, "read back all %d keys of run %s, every value as written (%.2fs)", res.Keys, run, res.Seconds)
+	res := env.RunClient(t, c.ns, pod, clientTimeout, append([]string{"verify", "--addr", c.redisAddr, "--run", run,
+		"--count", count}, c.readBackArgs()...)...)
+	env.Logf(t, "read back all %d keys of run %s, every value as written (%.2fs)%s", res.Keys, run, res.Seconds,
+		staleNote(res))
+}
+
+// staleNote describes the reads of a client run with --converge that showed an older value at first.
+func staleNote(res framework.ClientResult) string {
+	if res.StaleReads == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d read(s) showed an older value at first, the last of them converged after %.2fs",
+		res.StaleReads, res.ConvergedSeconds)
 }
 
 // deletePod deletes one engine pod and waits for its replacement and a Ready cluster.
@@ -337,25 +348,30 @@ func deletePod(t *testing.T, env *framework.Env, c *cluster, name, what string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasPrimary := name == c.primary(t, 0)
+	_, before, err := c.get(ctx)
+	if err != nil || len(before.Shards) == 0 {
+		t.Fatalf("status of %s before the delete: %v %+v", c.name, err, before)
+	}
+	wasPrimary, oldView := name == before.Shards[0].Primary, before.Shards[0].View
 	deleted := time.Now()
 	if err := env.Kube.CoreV1().Pods(c.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if wasPrimary { // the engine elects another member; the operator reads it from the pods
-		env.Eventually(t, "a new primary of shard 0, ready, and condition Writable True", readyTimeout,
+	if wasPrimary { // the engine elects another member in a newer view; the operator reads it from the pods
+		env.Eventually(t, "a new primary of shard 0 in a newer view, ready, and condition Writable True", readyTimeout,
 			func(ctx context.Context) error {
 				_, st, err := c.get(ctx)
 				if err != nil {
 					return err
 				}
 				s, w := st.Shards[0], findCondition(st.Conditions, "Writable")
-				if s.Primary == "" || s.Primary == name || !s.PrimaryReady || w == nil || w.Status != metav1.ConditionTrue {
+				if s.Primary == "" || s.Primary == name || s.View <= oldView || !s.PrimaryReady || w == nil ||
+					w.Status != metav1.ConditionTrue {
 					return fmt.Errorf("shard 0 primary %q (view %d, ready %v), Writable %s", s.Primary, s.View,
 						s.PrimaryReady, conditionText(w))
 				}
-				env.Logf(t, "%.1fs after the delete, the status names %s the primary of shard 0 (view %d), Writable=True",
-					time.Since(deleted).Seconds(), s.Primary, s.View)
+				env.Logf(t, "%.1fs after the delete, the status names %s the primary of shard 0 (view %d, was %d), Writable=True",
+					time.Since(deleted).Seconds(), s.Primary, s.View, oldView)
 				return nil
 			})
 	}

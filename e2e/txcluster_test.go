@@ -29,6 +29,22 @@ type cluster struct {
 	replicas  int64
 	uid       types.UID
 	redisAddr string
+	// sequentialReads: the replication protocol's reads are sequentially consistent (zab), so a read may show an
+	// older value for a moment; the suite's read-backs then re-read a stale key (convergeFor) instead of failing.
+	sequentialReads bool
+}
+
+// convergeFor is how long a read-back re-reads a key that shows an older value, on a cluster whose reads are
+// sequentially consistent: a zab follower applies a commit within milliseconds of the leader, so 10 s is only ever
+// used up by a follower that lost its link to the leader and is catching up.
+const convergeFor = "10s"
+
+// readBackArgs are rdx-e2e-client's arguments for reading back completed writes of c.
+func (c *cluster) readBackArgs() []string {
+	if c.sequentialReads {
+		return []string{"--converge", convergeFor}
+	}
+	return nil
 }
 
 // txClusterStatus is the part of the TxCluster status the suite checks (operator/api/v1alpha1).

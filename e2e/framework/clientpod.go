@@ -30,6 +30,9 @@ type ClientResult struct {
 	GapStartSeconds float64 `json:"gap_start_seconds"`
 	Failures        int     `json:"failures"`
 	FirstFailure    string  `json:"first_failure"`
+	// verify, counter with --converge: reads that showed an older value at first; how long the last took to converge
+	StaleReads       int     `json:"stale_reads"`
+	ConvergedSeconds float64 `json:"converged_seconds"`
 }
 
 // ClientPod is a client pod that was started and not waited for yet.

@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,8 +16,10 @@ import (
 // counter runs read-modify-writes from concurrent connections: 8 of them INCR one key --count times in all, after
 // which the key must read --count (no increment lost or applied twice); 8 race SETNX on one fresh key and exactly
 // one wins; GETSET returns the value it replaced. Commands are not retried (a retried INCR could apply twice), so
-// any error fails the run.
-func counter(ctx context.Context, addr string, o options) ([]string, error) {
+// any error fails the run. The counter's reads are linearizable but for a protocol whose reads are sequentially
+// consistent (--converge: they may show an older value for a moment).
+func counter(ctx context.Context, addr string, o options) ([]string, staleness, error) {
+	var st staleness
 	opts := clientOptions(addr)
 	opts.MaxRetries = -1 // none
 	rdb := redis.NewClient(opts)
@@ -59,22 +63,47 @@ func counter(ctx context.Context, addr string, o options) ([]string, error) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return checks, firstErr
+		return checks, st, firstErr
 	}
-	if n, err := rdb.Get(ctx, k("counter")).Int(); err != nil || n != o.count {
-		return checks, fmt.Errorf("after %d INCRs from %d connections the counter reads %d (err %v)", o.count, workers, n, err)
+	if got, err := readUntil(ctx, rdb, k("counter"), fmt.Sprint(o.count), o, &st); err != nil {
+		return checks, st, fmt.Errorf("after %d INCRs from %d connections the counter reads %q (err %v)", o.count, workers, got, err)
 	}
 	checks = append(checks, fmt.Sprintf("%d INCRs from %d connections: the counter reads %d", o.count, workers, o.count))
 	if setnxWins != 1 {
-		return checks, fmt.Errorf("%d connections raced SETNX on a fresh key: %d won, want exactly 1", workers, setnxWins)
+		return checks, st, fmt.Errorf("%d connections raced SETNX on a fresh key: %d won, want exactly 1", workers, setnxWins)
 	}
 	checks = append(checks, fmt.Sprintf("%d connections raced SETNX on a fresh key: exactly one won", workers))
 	if old, err := rdb.GetSet(ctx, k("counter"), "0").Result(); err != nil || old != fmt.Sprint(o.count) {
-		return checks, fmt.Errorf("GETSET returned %q (err %v), want %d", old, err, o.count)
+		return checks, st, fmt.Errorf("GETSET returned %q (err %v), want %d", old, err, o.count)
 	}
-	if n, err := rdb.Get(ctx, k("counter")).Int(); err != nil || n != 0 {
-		return checks, fmt.Errorf("after GETSET the counter reads %d (err %v), want 0", n, err)
+	if got, err := readUntil(ctx, rdb, k("counter"), "0", o, &st); err != nil {
+		return checks, st, fmt.Errorf("after GETSET the counter reads %q (err %v), want 0", got, err)
 	}
 	checks = append(checks, "GETSET returned the value it replaced")
-	return checks, nil
+	return checks, st, nil
+}
+
+// readUntil GETs key until it reads want, for up to o.converge (once when 0); it returns the last value read (and
+// an error when that is not want). A first read that is not want counts in st.reads.
+func readUntil(ctx context.Context, rdb *redis.Client, key, want string, o options, st *staleness) (string, error) {
+	start := time.Now()
+	for first := true; ; first = false {
+		got, err := rdb.Get(ctx, key).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return got, err
+		}
+		if err == nil && got == want {
+			if !first {
+				st.converged = max(st.converged, time.Since(start))
+			}
+			return got, nil
+		}
+		if first {
+			st.reads++
+		}
+		if time.Since(start) >= o.converge {
+			return got, fmt.Errorf("not %q after %s", want, o.converge)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -5,13 +5,14 @@
 //
 //	rdx-e2e-client write  --addr host:port --run ID --count N   SET e2e:<run>:<i> to a value derived from run and i
 //	rdx-e2e-client verify --addr host:port --run ID --count N   GET every one of them back and compare
+//	                      [--converge D]                        (re-reading a stale key for up to D: zab's reads)
 //	rdx-e2e-client txn    --addr host:port --run ID             MULTI/EXEC, and WATCH with and without a conflict
 //	rdx-e2e-client load   --addr host:port --run ID --count N   write like `write`, retrying each key until it is
 //	                                                            acknowledged, until `stop` (or N keys); reports how
 //	                                                            many, and the longest time writes stopped
 //	rdx-e2e-client stop   --addr host:port --run ID             make the load run of that ID end
 //	rdx-e2e-client counter --addr host:port --run ID --count N  INCR one key N times from 8 connections and read N
-//	                                                            back; race SETNX; GETSET (read-modify-writes)
+//	                       [--converge D]                       back; race SETNX; GETSET (read-modify-writes)
 //
 // Every subcommand prints one JSON line {"op":..., "ok":true|false, ...} last and exits non-zero on failure.
 package main
@@ -35,6 +36,10 @@ type result struct {
 	Seconds float64  `json:"seconds"`
 	Checks  []string `json:"checks,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// verify, counter with --converge: reads that did not show a completed write at first, and how long the
+	// last of them took to show it
+	StaleReads       int     `json:"stale_reads,omitempty"`
+	ConvergedSeconds float64 `json:"converged_seconds,omitempty"`
 	// load only
 	MaxGapSeconds   float64 `json:"max_gap_seconds,omitempty"`
 	GapStartSeconds float64 `json:"gap_start_seconds,omitempty"`
@@ -47,6 +52,10 @@ type options struct {
 	run     string
 	count   int
 	timeout time.Duration
+	// converge is how long a read that does not show a completed write yet is read again (verify, counter): a
+	// protocol whose reads are sequentially consistent (zab: a member reads its own copy) may return an older value
+	// for a moment; 0 (linearizable reads): the first read must show it.
+	converge time.Duration
 }
 
 func main() {
@@ -61,8 +70,9 @@ func main() {
 	fs.StringVar(&o.run, "run", "", "run id: key prefix and value seed")
 	fs.IntVar(&o.count, "count", 100, "number of keys (write, verify; load: at most)")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "deadline of the whole subcommand")
+	fs.DurationVar(&o.converge, "converge", 0, "verify, counter: read a stale key again for up to this long (0: never)")
 	_ = fs.Parse(os.Args[2:])
-	if err := o.validate(); err != nil {
+	if err := o.validate(op); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(2)
 	}
@@ -79,7 +89,9 @@ func main() {
 	case "write":
 		res.Keys, err = write(ctx, rdb, o)
 	case "verify":
-		res.Keys, err = verify(ctx, rdb, o)
+		var st staleness
+		res.Keys, st, err = verify(ctx, rdb, o)
+		res.StaleReads, res.ConvergedSeconds = st.reads, st.converged.Seconds()
 	case "txn":
 		res.Checks, err = txn(ctx, rdb, newClient(o.addr), o)
 	case "load":
@@ -90,7 +102,9 @@ func main() {
 	case "stop":
 		err = stop(ctx, rdb, o)
 	case "counter":
-		res.Checks, err = counter(ctx, o.addr, o)
+		var st staleness
+		res.Checks, st, err = counter(ctx, o.addr, o)
+		res.StaleReads, res.ConvergedSeconds = st.reads, st.converged.Seconds()
 	default:
 		fmt.Fprintf(os.Stderr, "error: unknown subcommand %q\n", op)
 		os.Exit(2)
@@ -107,7 +121,10 @@ func main() {
 	}
 }
 
-func (o options) validate() error {
+func (o options) validate(op string) error {
+	if o.converge != 0 && op != "verify" && op != "counter" {
+		return fmt.Errorf("--converge applies to verify and counter (their read-backs), not %s", op)
+	}
 	switch {
 	case o.addr == "":
 		return errors.New("--addr is required")
@@ -117,6 +134,8 @@ func (o options) validate() error {
 		return fmt.Errorf("--count %d out of range 1..1000000", o.count)
 	case o.timeout <= 0:
 		return fmt.Errorf("--timeout must be positive")
+	case o.converge < 0 || o.converge > o.timeout/2:
+		return fmt.Errorf("--converge %s out of range 0..half of --timeout (%s)", o.converge, o.timeout)
 	}
 	return nil
 }
@@ -150,44 +169,86 @@ func write(ctx context.Context, rdb *redis.Client, o options) (int, error) {
 	return o.count, nil
 }
 
-// verify GETs every key and reports how many are missing or wrong (and the first few of them).
-func verify(ctx context.Context, rdb *redis.Client, o options) (int, error) {
-	// GETs pipelined in batches (a round trip per batch, not per key: 120k keys in seconds), each reply checked.
+// verify GETs every key and reports how many are missing or wrong (and the first few of them). With --converge a
+// key that reads stale is read again until it shows its value or the time is up (staleness).
+func verify(ctx context.Context, rdb *redis.Client, o options) (int, staleness, error) {
+	var st staleness
+	pending := make([]int, o.count)
+	for i := range pending {
+		pending[i] = i
+	}
+	var start time.Time // the end of the first pass: --converge is the time stale keys get from then on
+	for round := 0; ; round++ {
+		bad, err := readBack(ctx, rdb, o, pending)
+		if err != nil {
+			return o.count - len(pending), st, err
+		}
+		if round == 0 {
+			st.reads, start = len(bad), time.Now()
+		}
+		if len(bad) == 0 {
+			if round > 0 {
+				st.converged = time.Since(start)
+			}
+			return o.count, st, nil
+		}
+		if time.Since(start) >= o.converge {
+			sample := []string{}
+			for _, m := range bad[:min(5, len(bad))] {
+				sample = append(sample, fmt.Sprintf("%s=%q", key(o, m.i), m.got))
+			}
+			return o.count, st, fmt.Errorf("%d of %d keys missing or wrong (after %s), e.g. %v", len(bad), o.count,
+				o.converge, sample)
+		}
+		pending = pending[:0]
+		for _, m := range bad {
+			pending = append(pending, m.i)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// readBack GETs the keys `which` (pipelined in batches: a round trip per batch, not per key, so 120k keys take
+// seconds) and returns those whose reply is not the value written, with what they read.
+func readBack(ctx context.Context, rdb *redis.Client, o options, which []int) ([]misread, error) {
 	const batch = 200
-	var bad []string
-	badCount := 0
-	for first := 0; first < o.count; first += batch {
-		n := min(batch, o.count-first)
+	var bad []misread
+	for first := 0; first < len(which); first += batch {
+		part := which[first:min(first+batch, len(which))]
 		cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i := first; i < first+n; i++ {
+			for _, i := range part {
 				p.Get(ctx, key(o, i))
 			}
 			return nil
 		})
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return first, fmt.Errorf("GET %s..%s: %w", key(o, first), key(o, first+n-1), err)
+			return nil, fmt.Errorf("GET %s..%s: %w", key(o, part[0]), key(o, part[len(part)-1]), err)
 		}
 		for j, c := range cmds {
-			i := first + j
 			got, err := c.(*redis.StringCmd).Result()
-			switch {
-			case errors.Is(err, redis.Nil):
-				got = "<missing>"
-			case err != nil:
-				return i, fmt.Errorf("GET %s: %w", key(o, i), err)
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, fmt.Errorf("GET %s: %w", key(o, part[j]), err)
 			}
-			if got != value(o, i) {
-				badCount++
-				if len(bad) < 5 {
-					bad = append(bad, fmt.Sprintf("%s=%q", key(o, i), got))
-				}
+			if err != nil {
+				got = "<missing>"
+			}
+			if got != value(o, part[j]) {
+				bad = append(bad, misread{part[j], got})
 			}
 		}
 	}
-	if badCount > 0 {
-		return o.count, fmt.Errorf("%d of %d keys missing or wrong, e.g. %v", badCount, o.count, bad)
-	}
-	return o.count, nil
+	return bad, nil
+}
+
+type misread struct {
+	i   int // the key's index
+	got string
+}
+
+// staleness counts the reads that did not show a completed write at first (--converge).
+type staleness struct {
+	reads     int
+	converged time.Duration // from the first read to the one that showed the last of them
 }
 
 // txn runs MULTI/EXEC and the WATCH protocol. other is a second client (its own connections, possibly to another

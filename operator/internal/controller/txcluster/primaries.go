@@ -37,7 +37,8 @@ type nodeProbe struct {
 }
 
 // probeNodes asks every running data pod, in parallel, whether it is its shard's primary: the engine elects a new
-// primary when one is lost (engine/src/replication/primary_backup/election.cc), so ordinal 0 is only the first.
+// primary when one is lost (engine/src/replication/primary_backup/election.cc; zab's leader likewise,
+// replication/zab/election.cc), so ordinal 0 is only the first.
 func (r *Reconciler) probeNodes(ctx context.Context, c *rdxv1.TxCluster, pods []corev1.Pod) map[string]nodeProbe {
 	prober := r.Prober
 	if prober == nil {
