@@ -217,7 +217,6 @@ std::optional<uint16_t> ZabWorker::own_leader() const {
 
 void ZabWorker::on_peer_lost(uint16_t node) {
   MarkedWorker::on_peer_lost(node);
-  if (own_leader() == node) lost_leader_ = true;
   if (node < links_.size() && links_[node] == Link::kUp) links_[node] = Link::kBroke;
 }
 
@@ -234,12 +233,15 @@ void ZabWorker::watch_links() {
       if (links_[id] == Link::kUp) links_[id] = Link::kBroke;
       continue;
     }
-    if (links_[id] == Link::kBroke && own->primary == ctx_.self()) {  // (a follower's proposals are not its own)
+    if (links_[id] == Link::kBroke && own->primary == ctx_.self()) {
       rpc::Writer w;
       w.put(shard).put(own->view);
       if (!ctx_.rpc().send_oneway(*conn, msgs_.at(kCatchUp), w.span()).is_ok()) continue;
       spdlog::info("zab: the link to {} is back; it may have missed proposals: telling it to catch up",
                    t.nodes[id].name);
+    } else if (links_[id] == Link::kBroke && own->primary == id) {
+      spdlog::info("zab: {} answers again; catching up with what it proposed meanwhile", t.nodes[id].name);
+      zab_.request_catch_up();
     }
     links_[id] = Link::kUp;
   }
@@ -250,8 +252,8 @@ void ZabWorker::serve_catch_up(const rpc::Incoming& in) {
   const auto shard = rd.get<uint32_t>();
   const auto view = rd.get<uint64_t>();
   const cluster::ShardView* own = own_view();
-  if (!rd.done() || !from_member(in) || own == nullptr ||
-      shard != static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard)) {
+  if (own == nullptr) return;  // (not a data node: nothing to catch up)
+  if (!rd.done() || !from_member(in) || shard != static_cast<uint32_t>(ctx_.topology().nodes[ctx_.self()].shard)) {
     spdlog::warn("zab: a malformed CATCH_UP from node {} ignored", in.peer_node);
     return;
   }
@@ -263,20 +265,6 @@ void ZabWorker::serve_catch_up(const rpc::Incoming& in) {
 
 void ZabWorker::tick_protocol() {
   watch_links();
-  if (const auto leader = own_leader()) {
-    if (!ctx_.peer(*leader) || ctx_.membership().suspected(*leader)) {
-      lost_leader_ = lost_leader_ || leader_was_up_;  // (not before the first connection: nothing was missed)
-      leader_was_up_ = false;
-    } else {
-      leader_was_up_ = true;
-      if (lost_leader_) {
-        lost_leader_ = false;
-        spdlog::info("zab: {} answers again; catching up with what it proposed meanwhile",
-                     ctx_.topology().nodes[*leader].name);
-        zab_.request_catch_up();
-      }
-    }
-  }
   if (ctx_.worker_index() == 0 && ctx_.membership().in_sync()) {
     if (const cluster::ShardView* own = own_view(); own != nullptr && own->primary != kNoLeader) {
       if (own->primary != ctx_.self()) {

@@ -205,14 +205,12 @@ class ZabWorker final : public MarkedWorker {
 
   ZabNode& zab_;
   std::vector<cluster::ShardView> leaders_;     // by shard: the leader and the view it leads
-  bool lost_leader_ = false;                    // this worker saw its link to the leader of its own shard break
-  bool leader_was_up_ = false;                  // at the last tick, the leader was connected and not suspected
   bool catching_up_here_ = false;               // worker 0 runs catch_up
   bool electing_ = false;                       // worker 0 runs elect
   bool establishing_ = false;                   // worker 0 runs establish
   cluster::ShardView followed_{0, UINT16_MAX};  // the leader of this node's shard (and its view) at find_leaders
-  // By node: this worker's link to that member of its shard (never up yet, up, or broken since it was up: the
-  // member may have missed this worker's proposals; watch_links).
+  // By node: this worker's link to that member of its shard (never up yet, up, or broken since it was up: when this
+  // node leads, the member may have missed its proposals; when the member leads, this node may have; watch_links).
   enum class Link : uint8_t { kNeverUp, kUp, kBroke };
   std::vector<Link> links_;
 };
