@@ -18,7 +18,8 @@ from kvhistory import KvRecorder, lincheck
 
 # Porcupine keeps every state its search visits with a bitset of the key's operations, so its memory grows with the
 # square of the operations per key: 4 keys gave ~50k each and a search of 4 GB on a zab history with four unknown
-# outcomes on one key (the 6 GB limit below failed it); 12 keys keep each key's history small and still contended.
+# outcomes on one key (kvhistory.lincheck's 6 GB limit failed it); 12 keys keep each key's history small and still
+# contended.
 KEYS = [f"k:{i}" for i in range(12)]
 NODES = ["n0", "n1", "n2"]
 PROTOCOLS = {e["name"]: e for e in registered_entries("replication")}
