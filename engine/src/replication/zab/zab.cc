@@ -217,7 +217,10 @@ std::optional<uint16_t> ZabWorker::own_leader() const {
 
 void ZabWorker::on_peer_lost(uint16_t node) {
   MarkedWorker::on_peer_lost(node);
-  if (node < links_.size() && links_[node] == Link::kUp) links_[node] = Link::kBroke;
+  // Called only for a link that was up (a connection that had connected, a peer that had answered), so it broke
+  // even when watch_links never saw it up: a link up and down again within one tick must still be caught up.
+  if (node >= links_.size()) links_.resize(node + 1, Link::kNeverUp);
+  links_[node] = Link::kBroke;
 }
 
 void ZabWorker::watch_links() {
