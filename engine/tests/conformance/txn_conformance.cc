@@ -58,6 +58,7 @@ struct Shared {
   std::map<TxStatus, uint64_t> statuses;
   std::vector<std::string> errors;
   InvariantReport invariant;
+  uint64_t remote_reads = 0, onesided_reads = 0;  // execution reads, summed over the drivers' services
 };
 
 class Driver final : public server::Service {
@@ -140,6 +141,8 @@ class Driver final : public server::Service {
     std::lock_guard<std::mutex> lk(s_.mu);
     s_.ledger.merge(ledger_);
     for (auto [st, n] : statuses_) s_.statuses[st] += n;
+    s_.remote_reads += svc_.counters().remote_reads;
+    s_.onesided_reads += svc_.counters().onesided_reads;
     ++s_.ran_on_node[node_];
     ++s_.ran;
   }
@@ -211,6 +214,16 @@ RunResult run_on_cluster(const std::string& param, const RunConfig& cfg) {
   out.statuses = shared.statuses;
   out.errors = shared.errors;
   out.invariant = shared.invariant;
+  // A READ phase the parameter runs one-sided must have issued one-sided READs (the others' coordinators read the
+  // primary's records), or the run tested the RPC path under another name.
+  const txn::CcEntry* cc = txn::cc_protocols().find(o.txn);
+  const uint32_t onesided = o.primitives == "onesided" ? cc->onesided_phases
+                            : o.primitives == "hybrid" ? cc->hybrid_phases
+                                                       : 0;
+  if ((onesided & txn::phase_bit(txn::Phase::kRead)) != 0) {
+    EXPECT_GT(shared.onesided_reads, 0u) << "of " << shared.remote_reads << " remote execution reads, "
+                                         << shared.onesided_reads << " were one-sided";
+  }
   auto report = checker::check_history(shared.history);
   EXPECT_TRUE(report.is_ok()) << report.status().to_string();
   if (report.is_ok()) out.check = std::move(report.value());

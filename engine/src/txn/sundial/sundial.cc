@@ -1,7 +1,9 @@
-// SUNDIAL (the RCC seed; Yu et al., VLDB'18), over RPC: logical leases.
+// SUNDIAL (the RCC seed; Yu et al., VLDB'18): logical leases.
 //  - Read: one round trip to the key's primary (a direct call when that is this node), which returns the latest
 //    version with its lease [wts, rts] and extends rts to its clock (leases.h). Never a local backup copy: the
-//    leases live at the primary.
+//    leases live at the primary. With the READ phase one-sided (primitives onesided or hybrid), as RCC's one-sided
+//    SUNDIAL does, a key whose primary is another node is read with one one-sided READ of its record
+//    (txn/remote_records.h, through ReadPath) and no lease: the read extends nothing, and the commit renews it.
 //  - Commit timestamp: read-only, max(start, wts of every read); else max(now, wts of every read, rts + 1 of every
 //    key it read and writes), taken before the locks. The commit is Dandelion's dnl4 skeleton (txn/dandelion/) at
 //    that timestamp (dandelion::CommitTs): lock the write set at the primaries, each written key admitted only if
@@ -78,6 +80,10 @@ class Sundial final : public ConcurrencyControl {
   }
 
   Task<Read> read(TxState& tx, const std::string& key) override {
+    // The READ phase one-sided: a key another node is the primary of is read without its lease (one READ of the
+    // record; or this node's backup copy, where local backup reads are on). The commit renews such a read.
+    if (env_.primitives.onesided_for(Phase::kRead) && cluster::primary_of(env_.ctx, key) != env_.ctx.self())
+      co_return co_await env_.reads.read(key);
     const LockRead request{tx.id, 0, key};  // (named: GCC 12 mishandles a temporary in a co_await expression)
     std::optional<LeaseRead> r = co_await read_at_primary(request);
     Read out;
@@ -99,8 +105,8 @@ class Sundial final : public ConcurrencyControl {
 
   Task<Outcome> commit(TxState& tx) override {
     const std::map<std::string, Lease> leases = take(tx.id);
-    // (A read whose lease was dropped (kMaxHeld) has an unknown wts, at most the clock now: such a transaction
-    // commits at now, and the read is renewed, not covered.)
+    // (A read whose lease is unknown, one-sided or dropped (kMaxHeld), has a wts at most the clock now: such a
+    // transaction commits at now, and the read is renewed, not covered; the renewal refuses a wts past now.)
     const bool all_known =
         std::all_of(tx.reads.begin(), tx.reads.end(), [&](const auto& r) { return leases.count(r.first) != 0; });
     dandelion::CommitTs at;
