@@ -63,7 +63,7 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq', 'zab']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
-// +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ', 'sundial']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocols occ and sundial only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
+// +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ', 'mvcc', 'sundial']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocols occ, mvcc and sundial only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
 // +kubebuilder:validation:XValidation:rule="!has(self.transport.onesidedPhases) || self.transport.primitives == 'hybrid'",messageExpression="'transport.onesidedPhases chooses the phases of primitives hybrid, and primitives is ' + self.transport.primitives + ' (remove it, or set primitives to hybrid)'",fieldPath=".transport.onesidedPhases"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
@@ -184,10 +184,11 @@ type Primitives string
 const (
 	// PrimitivesRPC runs every protocol phase over messages (RPC).
 	PrimitivesRPC Primitives = "rpc"
-	// PrimitivesOneSided runs the phases the protocol can run one-sided with one-sided RDMA (occ and sundial:
-	// execution reads).
+	// PrimitivesOneSided runs the phases the protocol can run one-sided with one-sided RDMA (occ, mvcc and
+	// sundial: execution reads).
 	PrimitivesOneSided Primitives = "onesided"
-	// PrimitivesHybrid runs the protocol's chosen subset of phases one-sided (occ and sundial: execution reads).
+	// PrimitivesHybrid runs the protocol's chosen subset of phases one-sided (occ, mvcc and sundial: execution
+	// reads).
 	PrimitivesHybrid Primitives = "hybrid"
 )
 
@@ -201,18 +202,19 @@ type TransportSpec struct {
 	Kind TransportKind `json:"kind,omitempty"`
 
 	// primitives of the transaction protocol: `rpc` (every phase over messages), or `onesided` or `hybrid`, which
-	// `occ` and `sundial` honour: their execution reads a remote record with one one-sided READ of the primary's
-	// memory (sundial's read then takes no lease: the commit renews it); their commit phases stay RPC, so the two
-	// are the same today. On transport kind tcp the target's CPU executes a one-sided operation (emulated). Written
-	// to topology transport.primitives.
+	// `occ`, `mvcc` and `sundial` honour: their execution reads a remote record with one one-sided READ of the
+	// primary's memory (mvcc's and sundial's then record no timestamp or lease, and the commit renews them; mvcc's
+	// read the latest version only); their commit phases stay RPC, so the two are the same today. On transport
+	// kind tcp the target's CPU executes a one-sided operation (emulated). Written to topology
+	// transport.primitives.
 	// +optional
 	// +kubebuilder:default=rpc
 	Primitives Primitives `json:"primitives,omitempty"`
 
 	// onesidedPhases chooses, with primitives `hybrid` only, the phases that run one-sided (RCC's per-phase choice);
-	// omitted, hybrid runs the protocol's own choice. This rdx version runs one phase one-sided, the `read`
-	// of occ and sundial (so today hybrid with [read] is what onesided does); a phase that runs over RPC only is refused. Written to
-	// topology transport.onesided_phases.
+	// omitted, hybrid runs the protocol's own choice. This rdx version runs one phase one-sided, the `read` of
+	// occ, mvcc and sundial (so today hybrid with [read] is what onesided does); a phase that runs over RPC only is
+	// refused. Written to topology transport.onesided_phases.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
@@ -374,11 +376,11 @@ type TransactionsSpec struct {
 	// RCC's two-phase-locking protocols nowait or waitdie (each read locks its key at the primary; a held key aborts
 	// the transaction, or under waitdie waits for a younger holder), RCC's occ (optimistic reads, one-sided with
 	// transport.primitives onesided or hybrid; commit as dnl4), RCC's mvcc (timestamp ordering over a few versions
-	// per key at the primary, reads at the primary; commit as occ; transport.primitives rpc only), RCC's sundial
-	// (logical leases per key at the primary, renewed at commit; one-sided reads, without a lease, with
-	// transport.primitives onesided or hybrid; commit as occ), or
-	// none (no transactions: MULTI/EXEC and multi-key commands are refused, single-key commands run; required by
-	// replication protocols abd, paxos, hermes, craq and zab), written verbatim to topology txn.protocol.
+	// per key at the primary, reads at the primary; with onesided or hybrid, one-sided reads of the latest version,
+	// renewed at commit; commit as occ), RCC's sundial (logical leases per key at the primary, renewed at commit;
+	// with onesided or hybrid, one-sided reads without a lease; commit as occ), or none (no transactions:
+	// MULTI/EXEC and multi-key commands are refused, single-key commands run; required by replication protocols
+	// abd, paxos, hermes, craq and zab), written verbatim to topology txn.protocol.
 	// +optional
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`

@@ -1,15 +1,21 @@
-// RCC's MVCC (the RCC seed, section 3), over RPC: multi-version timestamp ordering.
+// RCC's MVCC (the RCC seed, section 3): multi-version timestamp ordering.
 //  - Timestamp: a transaction's start (TxState::start_ns, CLOCK_REALTIME ns at begin), its id breaking ties.
 //  - Read: one round trip to the key's primary (a direct call when that is this node), which returns the newest
 //    version written at or before the timestamp, from the store or from the few older versions it keeps
 //    (versions.h), and records the read timestamp; a version no longer kept aborts the transaction, and so does a
 //    key held by a writer the read would have to see, if it is still held after a short wait. Reads never use a local
 //    backup copy: the timestamps live at the primary.
+//  - One-sided reads (primitives onesided or hybrid: the READ phase): a key another node is the primary of is read
+//    with one one-sided READ of its record (txn/remote_records.h, through ReadPath): the latest version, with no
+//    timestamp recorded. The commit's validation renews it at the primary (VersionTable::renew): still the latest,
+//    not held, written before the timestamp, whose read timestamp it then raises to. Unlike a read at the primary it
+//    cannot pick an older version: a latest version written after the transaction began aborts it (RCC's one-sided
+//    MVCC reads its record's version slots; here older versions live beside the store, outside registered memory).
 //  - Commit: Dandelion's dnl4 skeleton (txn/dandelion/), as OCC's: lock the write set at the primaries, where each
 //    written key is admitted only if its latest version was written and read before the timestamp (VersionHooks),
 //    validate WATCH expectations, replicate through the replica log, install at the unlock (the primary keeps the
 //    version it replaces), release; reported after the unlock. Coordinator recovery is Dandelion's. Read-only
-//    transactions commit without a round trip.
+//    transactions commit without a round trip, unless they read one-sided.
 // Isolation: strictly serializable. Timestamp ordering serializes transactions in timestamp order (every read saw
 // the last write before it in that order: a later write of a version someone read after it is refused, and a read
 // after a held write's timestamp aborts rather than read around it). Real-time order follows when the timestamps
@@ -20,6 +26,10 @@
 // not help there: two clients that only talk to each other outside the cluster carry no clock with them).
 // Planted anomaly (TxnOptions::validation_off): reads take the latest version whatever its timestamp (too new) and
 // record nothing, and the commit checks no timestamp.
+#include <map>
+#include <set>
+#include <string>
+
 #include "txn/dandelion/dandelion.h"
 #include "txn/mvcc/versions.h"
 
@@ -38,6 +48,9 @@ constexpr uint16_t kVersionRead = 16;
 // can form; a writer of a dead coordinator is decided by its participants' recovery within a few failure timeouts.
 constexpr auto kMaxWait = std::chrono::milliseconds(20);
 constexpr int kYieldsPerAttempt = 8;  // between attempts: worker-loop turns
+// Running transactions whose reads at the primary a worker remembers (one-sided mode): one that ends without commit
+// or abort would stay; past this many the oldest id goes (its commit then validates every read, which is safe).
+constexpr size_t kMaxHeld = 4096;
 
 class Mvcc final : public ConcurrencyControl {
  public:
@@ -50,6 +63,8 @@ class Mvcc final : public ConcurrencyControl {
   }
 
   Task<Read> read(TxState& tx, const std::string& key) override {
+    if (onesided() && cluster::primary_of(env_.ctx, key) != env_.ctx.self())
+      co_return co_await env_.reads.read(key);  // (renewed at commit)
     const LockRead request{tx.id, static_cast<uint64_t>(tx.start_ns), key};
     const auto give_up_at = std::chrono::steady_clock::now() + kMaxWait;
     Read out;
@@ -70,17 +85,29 @@ class Mvcc final : public ConcurrencyControl {
     out.status = r->present ? Code::kOk : Code::kNotFound;
     out.version = r->version;
     out.value = std::move(r->value);
+    if (onesided()) {
+      if (at_primary_.size() >= kMaxHeld && at_primary_.count(tx.id) == 0) at_primary_.erase(at_primary_.begin());
+      at_primary_[tx.id].insert(key);
+    }
     co_return out;
   }
 
-  // At the transaction's timestamp, every read covered: each was checked when its primary served it.
+  // At the transaction's timestamp, the reads made at the primary covered (each was checked when the primary
+  // served it); one-sided ones are renewed.
   Task<Outcome> commit(TxState& tx) override {
     dandelion::CommitTs at;
     at.ts = tx.start_ns;
-    at.covers_every_read = true;
+    if (onesided()) {
+      at.covered = take(tx.id);
+    } else {
+      at.covers_every_read = true;
+    }
     co_return co_await commit_.commit_at(tx, &at);
   }
-  void abort(TxState& tx) override { commit_.abort(tx); }
+  void abort(TxState& tx) override {
+    at_primary_.erase(tx.id);
+    commit_.abort(tx);
+  }
 
  private:
   static dandelion::CommitSteps steps() {
@@ -89,6 +116,16 @@ class Mvcc final : public ConcurrencyControl {
     s.replicate = true;
     s.report_after_unlock = true;
     return s;
+  }
+
+  bool onesided() const { return env_.primitives.onesided_for(Phase::kRead); }
+
+  std::set<std::string> take(uint64_t txid) {
+    auto it = at_primary_.find(txid);
+    if (it == at_primary_.end()) return {};
+    std::set<std::string> out = std::move(it->second);
+    at_primary_.erase(it);
+    return out;
   }
 
   // One attempt at the key's primary (a direct call when that is this node); nullopt when it did not answer.
@@ -133,6 +170,9 @@ class Mvcc final : public ConcurrencyControl {
   CcEnv env_;
   std::shared_ptr<VersionTable> versions_;
   dandelion::Dandelion commit_;
+  // One-sided mode: the keys each running transaction of this worker read at their primary (the others it read
+  // one-sided), dropped at commit or abort.
+  std::map<uint64_t, std::set<std::string>> at_primary_;
 };
 
 }  // namespace

@@ -10,7 +10,8 @@
 //  - a write at t is admitted (VersionHooks::admit, with its commit lock) only if the latest version was written
 //    and read before t; from then until it installs, a reader after t aborts (it would have to see the write) and a
 //    reader before t reads around it;
-//  - a write installs (at the commit's unlock) as the new latest version, written and read at t.
+//  - a write installs (at the commit's unlock) as the new latest version, written and read at t;
+//  - a read made without the table (one-sided) is renewed at the commit's validation (renew).
 // A version the table does not know (a single-key write, a coordinator recovery's write, anything that bypassed
 // it) counts as written and read now, with no older version kept; so does every key after this node became its
 // shard's primary in a view after the first (the old primary's timestamps are lost: transactions that began
@@ -65,6 +66,10 @@ class VersionTable final : public dandelion::VersionHooks {
   bool admit(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts) override;
   void install(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, int64_t ts,
                const std::function<void()>& apply) override;
+  // A read of the latest version made without the table (a one-sided READ), checked at the commit's validation: the
+  // key still holds `version`, nobody else holds it, and that version was written before (ts, txid), whose read
+  // timestamp it then raises to. As a read through read() at that timestamp would have, had it returned the latest.
+  bool renew(cluster::WorkerContext& ctx, std::string_view key, uint64_t txid, uint64_t version, int64_t ts) override;
 
  private:
   struct Old {

@@ -51,11 +51,11 @@ func unimplemented() []refusal {
 			fmt.Sprintf("replication.protocol %s replicates single keys only: it cannot carry transactions (set "+
 				"transactions.protocol to none)", p)})
 	}
-	// One-sided primitives are honoured by occ and sundial only: with the default dnl4 they are refused.
+	// One-sided primitives are honoured by occ, mvcc and sundial only: with the default dnl4 they are refused.
 	for _, p := range []string{"onesided", "hybrid"} {
 		cases = append(cases, refusal{"prim-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
-			fmt.Sprintf("transport.primitives %s is honoured by transactions.protocols occ and sundial only: dnl4 "+
+			fmt.Sprintf("transport.primitives %s is honoured by transactions.protocols occ, mvcc and sundial only: dnl4 "+
 				"runs every phase over RPC (set primitives to rpc)", p)})
 	}
 	cases = append(cases, refusal{"prim-unknown",
@@ -132,8 +132,8 @@ func TestUnimplementedValuesRefused(t *testing.T) {
 	})
 }
 
-// TestCombinationsAdmitted: abd with transactions.protocol none, and occ and sundial with primitives onesided, are
-// admitted, and their topologies name what was asked for.
+// TestCombinationsAdmitted: abd with transactions.protocol none, and occ, mvcc and sundial with primitives onesided,
+// are admitted, and their topologies name what was asked for.
 func TestCombinationsAdmitted(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -153,6 +153,10 @@ func TestCombinationsAdmitted(t *testing.T) {
 			c.Spec.Transport.Primitives = rdxv1.PrimitivesHybrid
 			c.Spec.Transport.OneSidedPhases = []rdxv1.OneSidedPhase{"read"}
 		}, topologyNaming("primary-backup", "occ", "hybrid", "read")},
+		{"mvcc", func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = rdxv1.ProtocolMVCC
+			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
+		}, topologyNaming("primary-backup", "mvcc", "onesided")},
 		{"sundial", func(c *rdxv1.TxCluster) {
 			c.Spec.Transactions.Protocol = rdxv1.ProtocolSundial
 			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
