@@ -197,7 +197,7 @@ func refuseUnimplemented(t *testing.T, env *framework.Env, ns string) {
 		{[]string{"spec", "replication", "protocol"}, "derecho", `Unsupported value: "derecho": supported values: "primary-backup"`},
 		// zab is implemented but carries no transactions: with the sample's dnl4 the CEL rule refuses it.
 		{[]string{"spec", "replication", "protocol"}, "zab", `replication.protocol zab replicates single keys only: it cannot carry transactions (set transactions.protocol to none)`},
-		{[]string{"spec", "transport", "primitives"}, "onesided", `transport.primitives onesided is honoured by transactions.protocols occ, mvcc and sundial only: dnl4 runs every phase over RPC`},
+		{[]string{"spec", "transport", "primitives"}, "onesided", `transport.primitives onesided is honoured by transactions.protocol occ, mvcc or sundial only: dnl4 runs every phase over RPC`},
 	}
 	for _, tc := range cases {
 		obj := loadSample(t, env.SampleTxCluster, ns)

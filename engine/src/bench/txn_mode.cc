@@ -42,7 +42,7 @@ struct RunResult {
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0, ht_batches = 0, ht_batched_reads = 0;
   uint64_t read_only_commits = 0;  // committed with dnl-ro
   uint64_t lock_waits = 0;         // waitdie: reads that waited for a younger holder
-  uint64_t onesided_reads = 0;     // execution reads issued as one-sided READs
+  uint64_t onesided_reads = 0;     // execution reads a one-sided READ answered
   uint64_t onesided_emulated = 0;  // one-sided ops the workers' transports executed for peers (tcp)
   std::map<std::string, TypeResult> types;
 };
@@ -382,7 +382,8 @@ int run_txn(const TxnOptions& o, Summary& sum) {
     fmt::print("  total: {:.0f} committed tx/s, abort rate {:.1f}%, p50 {:.1f} us, p99 {:.1f} us\n", tput,
                100 * abort_rate, overall.quantile(0.5) / 1e3, overall.quantile(0.99) / 1e3);
     fmt::print(
-        "  reads: {} local ({} from a local backup), {} remote ({} one-sided READs); hashtable batches {} (avg {:.1f} "
+        "  reads: {} local ({} from a local backup), {} remote ({} answered one-sided); hashtable batches {} (avg "
+        "{:.1f} "
         "reads)\n",
         total.local_reads, total.local_backup_reads, total.remote_reads, total.onesided_reads, total.ht_batches,
         total.ht_batches ? static_cast<double>(total.ht_batched_reads) / static_cast<double>(total.ht_batches) : 0);

@@ -83,7 +83,7 @@ struct TxnCounters {
   uint64_t local_reads = 0, remote_reads = 0, local_backup_reads = 0;
   uint64_t read_only_commits = 0;
   uint64_t lock_waits = 0;      // WAITDIE: a read that found its key held by a younger transaction and tried again
-  uint64_t onesided_reads = 0;  // execution reads issued as one-sided READs (remote_records.h)
+  uint64_t onesided_reads = 0;  // execution reads answered by a one-sided READ (remote_records.h)
 };
 
 // Test only: where a coordinator kills its own process (SIGKILL), to leave a transaction to coordinator recovery.

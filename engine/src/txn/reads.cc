@@ -39,6 +39,10 @@ rpc::Task<Read> ReadPath::read(std::string key) {
       co_return r;
     }
   }
+  co_return co_await read_at_primary(std::move(key));
+}
+
+rpc::Task<Read> ReadPath::read_at_primary(std::string key) {
   ++counters_.remote_reads;
   // The node first: the argument that moves `key` may be initialized before primary_of(key) is evaluated.
   const uint16_t primary = cluster::primary_of(ctx_, key);

@@ -20,6 +20,9 @@ class ReadPath {
       : ctx_(ctx), counters_(counters), options_(options), onesided_(onesided), remote_(ctx, counters) {}
   Status start();
   rpc::Task<Read> read(std::string key);
+  // A read at the key's primary, another node (never this node's backup copy): one-sided when the READ phase is.
+  // For protocols whose reads belong at the primary (MVCC, SUNDIAL) and which renew one-sided ones at commit.
+  rpc::Task<Read> read_at_primary(std::string key);
   // The node that serves a read of `key` from this node: itself or the key's primary.
   bool reads_locally(std::string_view key, bool* at_backup) const;
 

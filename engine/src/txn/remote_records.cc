@@ -107,7 +107,6 @@ Task<std::optional<Read>> RemoteRecords::read_at(const std::string& key, const P
     std::byte* image = ctx_.rpc().endpoint().scratch().data() + lease.offset();
     const rpc::OneSidedResult done = co_await ctx_.rpc().read(
         *conn, transport::RemotePtr{place.node, cluster::kStoreRegion, place.offset}, image, place.length);
-    ++counters_.onesided_reads;
     if (done.status != Code::kOk) co_return std::nullopt;
     // The lock word, copied first (cluster/lockword.h). A retired record left the index: its image may hold an
     // old value for good.
@@ -116,6 +115,7 @@ Task<std::optional<Read>> RemoteRecords::read_at(const std::string& key, const P
     Read out;
     const Status s = store::HashTable::decode_remote_record({image, place.length}, key, &out.value, &out.version);
     // A placeholder (an insert's lock, a pending delete) is an absent key, as a read at the primary answers it.
+    if (s.is_ok()) ++counters_.onesided_reads;
     if (s.is_ok() && cluster::lockword::absent(lock)) co_return Read{Code::kNotFound, {}, 0};
     if (s.is_ok()) co_return out;
     if (s.code() != Code::kBusy) co_return std::nullopt;  // deleted, another key, not a record: locate again

@@ -50,7 +50,7 @@ ONE_SIDED = [e["name"] for e in registered_entries("txn") if "onesided" in e["pr
 @pytest.mark.parametrize("primitives", ["onesided", "hybrid"])
 @pytest.mark.parametrize("protocol", ONE_SIDED or [None])  # (none: the test fails, it does not skip)
 def test_one_sided_reads_are_strictly_serializable(cluster, protocol, primitives):
-    """Every protocol with one-sided reads (occ, sundial): with reads at the primaries, the backups' coordinators
+    """Every protocol with one-sided reads (occ, mvcc, sundial): with reads at the primaries, the backups' coordinators
     read the primary's records with one-sided READs (emulated on tcp), under conflicts, and the history and the
     balance still check out."""
     assert ONE_SIDED, "rdxd registers no transaction protocol with one-sided primitives"

@@ -63,7 +63,7 @@ type TxCluster struct {
 // +kubebuilder:validation:XValidation:rule="!self.transport.hugepages.enabled || (has(self.resources) && ((has(self.resources.requests) && ('cpu' in self.resources.requests || 'memory' in self.resources.requests)) || (has(self.resources.limits) && ('cpu' in self.resources.limits || 'memory' in self.resources.limits))))",message="transport.hugepages needs a cpu or memory request or limit in resources (Kubernetes rejects pods that request only huge pages)",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((!has(self.resources.requests) || !self.resources.requests.exists(k, k.startsWith('hugepages-'))) && (!has(self.resources.limits) || !self.resources.limits.exists(k, k.startsWith('hugepages-'))))",message="set huge pages with transport.hugepages, not in resources",fieldPath=".resources"
 // +kubebuilder:validation:XValidation:rule="!(self.replication.protocol in ['abd', 'paxos', 'hermes', 'craq', 'zab']) || self.transactions.protocol == 'none'",messageExpression="'replication.protocol ' + self.replication.protocol + ' replicates single keys only: it cannot carry transactions (set transactions.protocol to none)'",fieldPath=".transactions.protocol"
-// +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ', 'mvcc', 'sundial']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocols occ, mvcc and sundial only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
+// +kubebuilder:validation:XValidation:rule="self.transport.primitives == 'rpc' || self.transactions.protocol in ['occ', 'mvcc', 'sundial']",messageExpression="'transport.primitives ' + self.transport.primitives + ' is honoured by transactions.protocol occ, mvcc or sundial only: ' + self.transactions.protocol + ' runs every phase over RPC (set primitives to rpc)'",fieldPath=".transport.primitives"
 // +kubebuilder:validation:XValidation:rule="!has(self.transport.onesidedPhases) || self.transport.primitives == 'hybrid'",messageExpression="'transport.onesidedPhases chooses the phases of primitives hybrid, and primitives is ' + self.transport.primitives + ' (remove it, or set primitives to hybrid)'",fieldPath=".transport.onesidedPhases"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind != 'verbs' || self.transport.rdma.mode != 'none'",message="transport.kind verbs needs RDMA devices in the pods: set transport.rdma.mode to sharedDevice, sriov or hostDevice",fieldPath=".transport"
 // +kubebuilder:validation:XValidation:rule="self.transport.kind == 'verbs' || self.transport.rdma.mode == 'none'",message="transport.rdma.mode applies only to transport.kind verbs; tcp needs no RDMA device (set rdma.mode none)",fieldPath=".transport"
@@ -385,8 +385,9 @@ type TransactionsSpec struct {
 	// +kubebuilder:default=dnl4
 	Protocol TransactionProtocol `json:"protocol,omitempty"`
 	// localBackupReads lets a read be served by a local backup replica instead of the primary: a Dandelion
-	// transaction's reads, and single-key reads (topology txn.local_backup_reads). nowait and waitdie lock every key
-	// a transaction reads at its primary, so with them it applies to single-key reads only.
+	// transaction's reads, and single-key reads (topology txn.local_backup_reads). nowait, waitdie, mvcc and sundial
+	// read every key a transaction reads at its primary (where its lock, timestamps or lease live), so with them it
+	// applies to single-key reads only.
 	// +optional
 	// +kubebuilder:default=true
 	LocalBackupReads *bool `json:"localBackupReads,omitempty"`

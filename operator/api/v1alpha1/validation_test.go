@@ -120,7 +120,7 @@ var createCases = []struct {
 	{"unknown transaction protocol", "TxCluster", "db", `{transactions: {protocol: 2pl}}`,
 		`spec.transactions.protocol: Unsupported value: "2pl": supported values: "dnl4", "dnl2", "dnl1", "nowait", "waitdie", "occ", "mvcc", "sundial"`},
 	{"one-sided primitives with a protocol that runs over RPC only", "TxCluster", "db", `{transport: {primitives: onesided}}`,
-		"transport.primitives onesided is honoured by transactions.protocols occ, mvcc and sundial only: dnl4 runs every phase over RPC"},
+		"transport.primitives onesided is honoured by transactions.protocol occ, mvcc or sundial only: dnl4 runs every phase over RPC"},
 	{"unknown primitives", "TxCluster", "db", `{transactions: {protocol: occ}, transport: {primitives: rdma}}`,
 		`spec.transport.primitives: Unsupported value: "rdma": supported values: "rpc", "onesided", "hybrid"`},
 	{"unknown transport kind", "TxCluster", "db", `{transport: {kind: udp}}`,

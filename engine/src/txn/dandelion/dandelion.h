@@ -45,8 +45,9 @@ struct CommitSteps {
 
 // A commit at a timestamp (MVCC's start timestamp, txn/mvcc/; SUNDIAL's chosen one, txn/sundial/): the lock batches
 // carry it (the primaries' VersionHooks admit each written key only after its read and write timestamps) and so do
-// the validation batches (SUNDIAL renews the reads' leases up to it). Reads in `covered` (MVCC: every read, checked
-// when the primary served it; SUNDIAL: those whose leases reach `ts` already) are not validated, unless written.
+// the validation batches (SUNDIAL renews the reads' leases up to it, MVCC its one-sided reads). Reads in `covered`
+// (MVCC: every read its primary served, checked then; SUNDIAL: those whose leases reach `ts` already) are not
+// validated, unless written.
 struct CommitTs {
   int64_t ts = 0;
   bool covers_every_read = false;  // (MVCC: saves copying every read key into `covered`)

@@ -64,7 +64,7 @@ class Mvcc final : public ConcurrencyControl {
 
   Task<Read> read(TxState& tx, const std::string& key) override {
     if (onesided() && cluster::primary_of(env_.ctx, key) != env_.ctx.self())
-      co_return co_await env_.reads.read(key);  // (renewed at commit)
+      co_return co_await env_.reads.read_at_primary(key);  // (renewed at commit)
     const LockRead request{tx.id, static_cast<uint64_t>(tx.start_ns), key};
     const auto give_up_at = std::chrono::steady_clock::now() + kMaxWait;
     Read out;
@@ -112,7 +112,7 @@ class Mvcc final : public ConcurrencyControl {
  private:
   static dandelion::CommitSteps steps() {
     dandelion::CommitSteps s{};
-    s.validate = true;  // (WATCH expectations only: reads were checked when served)
+    s.validate = true;  // (WATCH expectations, and one-sided reads: the others were checked when served)
     s.replicate = true;
     s.report_after_unlock = true;
     return s;

@@ -5,12 +5,14 @@
 //    SUNDIAL does, a key whose primary is another node is read with one one-sided READ of its record
 //    (txn/remote_records.h, through ReadPath) and no lease: the read extends nothing, and the commit renews it.
 //  - Commit timestamp: read-only, max(start, wts of every read); else max(now, wts of every read, rts + 1 of every
-//    key it read and writes), taken before the locks. The commit is Dandelion's dnl4 skeleton (txn/dandelion/) at
-//    that timestamp (dandelion::CommitTs): lock the write set at the primaries, each written key admitted only if
-//    the timestamp exceeds its lease (VersionHooks::admit); renew every read whose rts is below the timestamp
-//    (validation: unchanged and not locked by another, then rts extended to it; else abort); replicate through the
-//    replica log; install with wts = rts = timestamp at the unlock; release. Coordinator recovery is Dandelion's.
-//    A read-only transaction whose leases all reach its timestamp commits without a round trip.
+//    key it read and writes), taken before the locks. A read whose lease is unknown (one-sided) adds nothing, and
+//    makes even a read-only transaction commit at now: a key it read one-sided and writes may then be refused at
+//    the lock (its rts may reach past now), an abort the lease would have avoided. The commit is Dandelion's dnl4
+//    skeleton (txn/dandelion/) at that timestamp (dandelion::CommitTs): lock the write set at the primaries, each
+//    written key admitted only if the timestamp exceeds its lease (VersionHooks::admit); renew every read whose rts is
+//    below the timestamp (validation: unchanged and not locked by another, then rts extended to it; else abort);
+//    replicate through the replica log; install with wts = rts = timestamp at the unlock; release. Coordinator recovery
+//    is Dandelion's. A read-only transaction whose leases all reach its timestamp commits without a round trip.
 // Isolation: strictly serializable. Serializable in timestamp order (Sundial's argument): a read is valid at the
 // timestamp (wts <= ts <= rts, by the timestamp's choice and the renewal), a write at ts exceeds every rts of the
 // version it replaces, and a lease does not grow while its key is locked, so every read saw the last write before
@@ -80,10 +82,10 @@ class Sundial final : public ConcurrencyControl {
   }
 
   Task<Read> read(TxState& tx, const std::string& key) override {
-    // The READ phase one-sided: a key another node is the primary of is read without its lease (one READ of the
-    // record; or this node's backup copy, where local backup reads are on). The commit renews such a read.
+    // The READ phase one-sided: a key another node is the primary of is read with one READ of its record, without
+    // its lease. The commit renews such a read.
     if (env_.primitives.onesided_for(Phase::kRead) && cluster::primary_of(env_.ctx, key) != env_.ctx.self())
-      co_return co_await env_.reads.read(key);
+      co_return co_await env_.reads.read_at_primary(key);
     const LockRead request{tx.id, 0, key};  // (named: GCC 12 mishandles a temporary in a co_await expression)
     std::optional<LeaseRead> r = co_await read_at_primary(request);
     Read out;

@@ -55,7 +55,7 @@ func unimplemented() []refusal {
 	for _, p := range []string{"onesided", "hybrid"} {
 		cases = append(cases, refusal{"prim-" + p,
 			func(c *rdxv1.TxCluster) { c.Spec.Transport.Primitives = rdxv1.Primitives(p) },
-			fmt.Sprintf("transport.primitives %s is honoured by transactions.protocols occ, mvcc and sundial only: dnl4 "+
+			fmt.Sprintf("transport.primitives %s is honoured by transactions.protocol occ, mvcc or sundial only: dnl4 "+
 				"runs every phase over RPC (set primitives to rpc)", p)})
 	}
 	cases = append(cases, refusal{"prim-unknown",
