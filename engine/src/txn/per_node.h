@@ -57,6 +57,19 @@ inline StoredVersion stored_version(cluster::WorkerContext& ctx, std::string_vie
   return c;
 }
 
+// Whether a read of a key at `version` by transaction `txid` still stands at the commit's validation, as a renewal
+// checks it (VersionHooks::renew, under its table's mutex): the key holds that version, and no other transaction
+// holds the key (nor is it in a state no read may see).
+inline bool read_still_current(const StoredVersion& cur, uint64_t txid, uint64_t version) {
+  using namespace cluster::lockword;
+  if (locked(cur.lock_word)) {
+    if ((cur.lock_word & kOwnerMask) != owner_bits(txid)) return false;
+  } else if (!readable(cur.lock_word)) {
+    return false;
+  }
+  return cur.version == version;
+}
+
 // Tells a per-node table of per-key timestamps when this node's shard entered a new view: the node has just become
 // its primary (or is one again), and the timestamps the previous primary checked against are not here, so every key
 // must count as written and read now. Not for the first view 0 a table sees (a new cluster: nothing before it).

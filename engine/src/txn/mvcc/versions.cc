@@ -105,9 +105,7 @@ bool VersionTable::renew(cluster::WorkerContext& ctx, std::string_view key, uint
   // Checked again under the mutex: a writer is admitted under it after it locked the record, so either the writer
   // sees the raised read timestamp or this sees its lock.
   const StoredVersion cur = stored_version(ctx, key);
-  if (locked(cur.lock_word) && (cur.lock_word & kOwnerMask) != owner_bits(txid)) return false;
-  if (!locked(cur.lock_word) && !readable(cur.lock_word)) return false;
-  if (cur.version != version) return false;
+  if (!read_still_current(cur, txid, version)) return false;
   Entry& e = entry(ctx, key, cur);
   const Ts t{ts, txid};
   if (!(e.wts < t)) return false;  // written after the transaction's timestamp: not what it should have read

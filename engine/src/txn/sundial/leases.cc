@@ -70,9 +70,7 @@ bool LeaseTable::renew(cluster::WorkerContext& ctx, std::string_view key, uint64
   // Checked again under the mutex: a writer locks the record before its admission (under the mutex), so either it
   // sees the renewed rts or this sees its lock.
   const StoredVersion cur = stored_version(ctx, key);
-  if (locked(cur.lock_word) && (cur.lock_word & kOwnerMask) != owner_bits(txid)) return false;
-  if (!locked(cur.lock_word) && !readable(cur.lock_word)) return false;
-  if (cur.version != version) return false;
+  if (!read_still_current(cur, txid, version)) return false;
   Entry& e = entry(ctx, key, cur);
   // A version written after ts cannot be read at ts (a WATCH expectation, or a read whose wts the timestamp does
   // not include).

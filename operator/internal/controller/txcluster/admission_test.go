@@ -135,32 +135,27 @@ func TestUnimplementedValuesRefused(t *testing.T) {
 // TestCombinationsAdmitted: abd with transactions.protocol none, and occ, mvcc and sundial with primitives onesided,
 // are admitted, and their topologies name what was asked for.
 func TestCombinationsAdmitted(t *testing.T) {
-	cases := []struct {
+	type admitted struct {
 		name   string
 		mutate func(*rdxv1.TxCluster)
 		want   renderedTopology
-	}{
+	}
+	cases := []admitted{
 		{"abd", func(c *rdxv1.TxCluster) {
 			c.Spec.Replication.Protocol = rdxv1.ReplicationABD
 			c.Spec.Transactions.Protocol = rdxv1.ProtocolNone
 		}, topologyNaming("abd", "none", "rpc")},
-		{"occ", func(c *rdxv1.TxCluster) {
-			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
-			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
-		}, topologyNaming("primary-backup", "occ", "onesided")},
 		{"occ-hybrid-read", func(c *rdxv1.TxCluster) {
 			c.Spec.Transactions.Protocol = rdxv1.ProtocolOCC
 			c.Spec.Transport.Primitives = rdxv1.PrimitivesHybrid
 			c.Spec.Transport.OneSidedPhases = []rdxv1.OneSidedPhase{"read"}
 		}, topologyNaming("primary-backup", "occ", "hybrid", "read")},
-		{"mvcc", func(c *rdxv1.TxCluster) {
-			c.Spec.Transactions.Protocol = rdxv1.ProtocolMVCC
+	}
+	for _, p := range []rdxv1.TransactionProtocol{rdxv1.ProtocolOCC, rdxv1.ProtocolMVCC, rdxv1.ProtocolSundial} {
+		cases = append(cases, admitted{string(p), func(c *rdxv1.TxCluster) {
+			c.Spec.Transactions.Protocol = p
 			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
-		}, topologyNaming("primary-backup", "mvcc", "onesided")},
-		{"sundial", func(c *rdxv1.TxCluster) {
-			c.Spec.Transactions.Protocol = rdxv1.ProtocolSundial
-			c.Spec.Transport.Primitives = rdxv1.PrimitivesOneSided
-		}, topologyNaming("primary-backup", "sundial", "onesided")},
+		}, topologyNaming("primary-backup", string(p), "onesided")})
 	}
 	ns := env.Namespace(t)
 	for _, tc := range cases {
